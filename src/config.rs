@@ -1,0 +1,153 @@
+//! Command line and environment: every flag is also an environment variable, and the
+//! values are validated before the server starts.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use chrono::TimeDelta;
+use clap::{Args, Parser, Subcommand};
+
+use crate::db::Target;
+
+/// `idempay`: a payments/orders API whose money-moving endpoints are safe to retry.
+#[derive(Debug, Parser)]
+#[command(name = "idempay", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the HTTP API (migrations are applied first).
+    Serve(Config),
+    /// Apply pending database migrations and exit.
+    Migrate(DatabaseArgs),
+    /// Manage merchants.
+    #[command(subcommand)]
+    Merchants(MerchantsCommand),
+}
+
+/// `idempay merchants …`.
+#[derive(Debug, Subcommand)]
+pub enum MerchantsCommand {
+    /// Create a merchant; its API key is the last line of standard output.
+    Create {
+        /// The merchant's display name.
+        #[arg(long)]
+        name: String,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+}
+
+/// Where the data lives and how many connections to keep.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// `sqlite://relative.db`, `sqlite:///absolute.db` or `postgres://user@host:port/db`.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://idempay.db")]
+    pub database_url: String,
+    /// Most connections in the pool.
+    #[arg(long, env = "IDEMPAY_POOL_SIZE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub pool_size: u32,
+    /// Milliseconds to wait for a free connection before answering 503.
+    #[arg(long, env = "IDEMPAY_POOL_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub pool_timeout_ms: u64,
+}
+
+impl DatabaseArgs {
+    /// The parsed `DATABASE_URL`.
+    pub fn target(&self) -> Result<Target, String> {
+        Target::parse(&self.database_url)
+    }
+
+    /// How long a request waits for a pooled connection.
+    pub fn pool_timeout(&self) -> Duration {
+        Duration::from_millis(self.pool_timeout_ms)
+    }
+}
+
+/// Settings of `idempay serve`.
+#[derive(Debug, Clone, Args)]
+pub struct Config {
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Address to listen on; port 0 picks a free port (printed at start).
+    #[arg(long, env = "IDEMPAY_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Create the demo merchant (API key `sk_test_demo`) if absent, and print how to call the API.
+    #[arg(long, env = "IDEMPAY_DEMO")]
+    pub demo: bool,
+    /// Seconds an execution holds an idempotency key before another may take it over.
+    #[arg(long, env = "IDEMPAY_LEASE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub lease_secs: u64,
+    /// Seconds a finished idempotency record is kept for replay (default 24 h).
+    #[arg(long, env = "IDEMPAY_KEY_TTL_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
+    pub key_ttl_secs: u64,
+    /// Per-endpoint TTL overrides, `ENDPOINT=SECS` (endpoints: create_order,
+    /// cancel_order), comma-separated.
+    #[arg(long, env = "IDEMPAY_KEY_TTL_OVERRIDES", value_delimiter = ',', value_parser = parse_ttl_override)]
+    pub key_ttl_override: Vec<(String, u64)>,
+    /// Largest request body in bytes (larger → 413).
+    #[arg(long, env = "IDEMPAY_BODY_LIMIT_BYTES", default_value_t = 65_536)]
+    pub body_limit_bytes: usize,
+    /// HTTP worker threads (0: one per core).
+    #[arg(long, env = "IDEMPAY_WORKERS", default_value_t = 0)]
+    pub workers: usize,
+    /// Test-only fault injection; never set in production.
+    #[arg(skip)]
+    pub faults: Faults,
+}
+
+/// Fault injection for tests. Off (all `None`) unless a test sets it.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// Sleep this long inside the first attempt of every execution, after the claim and
+    /// before its writes: lets a test take the lease over from a live owner.
+    pub stall_first_attempt: Option<Duration>,
+}
+
+fn parse_ttl_override(s: &str) -> Result<(String, u64), String> {
+    let (endpoint, secs) = s.split_once('=').ok_or("expected ENDPOINT=SECS")?;
+    let secs: u64 = secs
+        .parse()
+        .map_err(|_| format!("`{secs}` is not a number of seconds"))?;
+    if secs == 0 {
+        return Err("a TTL must be at least 1 second".into());
+    }
+    Ok((endpoint.to_owned(), secs))
+}
+
+impl Config {
+    /// The lease an execution holds on its idempotency key.
+    pub fn lease(&self) -> TimeDelta {
+        TimeDelta::seconds(self.lease_secs as i64)
+    }
+
+    /// How long a finished record of `endpoint` is kept for replay.
+    pub fn key_ttl(&self, endpoint: &str) -> TimeDelta {
+        let secs = self
+            .key_ttl_override
+            .iter()
+            .find(|(name, _)| name == endpoint)
+            .map_or(self.key_ttl_secs, |(_, secs)| *secs);
+        TimeDelta::seconds(secs as i64)
+    }
+
+    /// A configuration with every default, for `database_url` on an ephemeral port.
+    pub fn for_database(database_url: &str) -> Self {
+        let cli = Cli::parse_from([
+            "idempay",
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            database_url,
+        ]);
+        match cli.command {
+            Command::Serve(config) => config,
+            _ => unreachable!("the arguments above name the serve command"),
+        }
+    }
+}

@@ -1,0 +1,114 @@
+//! Order rows: insert, read, list and status changes, always scoped to a merchant.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use super::schema::orders;
+use super::DbConnection;
+use crate::domain::order::{NewOrder, Order};
+
+/// An order as stored.
+#[derive(Debug, Clone, Queryable, Selectable, Insertable)]
+#[diesel(table_name = orders)]
+pub struct OrderRow {
+    pub id: String,
+    pub merchant_id: String,
+    pub amount: i64,
+    pub currency: String,
+    pub status: String,
+    pub amount_paid: i64,
+    pub amount_refunded: i64,
+    pub description: Option<String>,
+    pub metadata: String,
+    pub created_at: NaiveDateTime,
+    pub updated_at: NaiveDateTime,
+}
+
+impl OrderRow {
+    /// A new order awaiting payment, created at `now`.
+    pub fn new(id: String, merchant_id: &str, new: &NewOrder, now: NaiveDateTime) -> Self {
+        Self {
+            id,
+            merchant_id: merchant_id.to_owned(),
+            amount: new.amount,
+            currency: new.currency.clone(),
+            status: crate::domain::order::status::AWAITING_PAYMENT.to_owned(),
+            amount_paid: 0,
+            amount_refunded: 0,
+            description: new.description.clone(),
+            metadata: serde_json::Value::Object(new.metadata.clone()).to_string(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    /// The API view of the order.
+    pub fn view(self) -> Order {
+        Order {
+            id: self.id,
+            object: "order",
+            amount: self.amount,
+            currency: self.currency,
+            status: self.status,
+            amount_paid: self.amount_paid,
+            description: self.description,
+            metadata: serde_json::from_str(&self.metadata).unwrap_or_default(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+/// Inserts a new order.
+pub fn insert(conn: &mut DbConnection, row: &OrderRow) -> QueryResult<()> {
+    diesel::insert_into(orders::table)
+        .values(row.clone())
+        .execute(conn)
+        .map(drop)
+}
+
+/// The merchant's order `id`, if it exists.
+pub fn find(conn: &mut DbConnection, merchant_id: &str, id: &str) -> QueryResult<Option<OrderRow>> {
+    orders::table
+        .filter(orders::merchant_id.eq(merchant_id))
+        .filter(orders::id.eq(id))
+        .select(OrderRow::as_select())
+        .first(conn)
+        .optional()
+}
+
+/// Up to `limit` of the merchant's orders older than `starting_after` (an id), newest
+/// first.
+pub fn list(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    starting_after: Option<&str>,
+    limit: i64,
+) -> QueryResult<Vec<OrderRow>> {
+    let mut query = orders::table
+        .filter(orders::merchant_id.eq(merchant_id))
+        .select(OrderRow::as_select())
+        .order(orders::id.desc())
+        .limit(limit)
+        .into_boxed();
+    if let Some(cursor) = starting_after {
+        query = query.filter(orders::id.lt(cursor.to_owned()));
+    }
+    query.load(conn)
+}
+
+/// Moves the order to `to` if it is still in `from`; returns whether it moved.
+pub fn transition(
+    conn: &mut DbConnection,
+    id: &str,
+    from: &str,
+    to: &str,
+    now: NaiveDateTime,
+) -> QueryResult<bool> {
+    let rows = diesel::update(orders::table)
+        .filter(orders::id.eq(id))
+        .filter(orders::status.eq(from))
+        .set((orders::status.eq(to), orders::updated_at.eq(now)))
+        .execute(conn)?;
+    Ok(rows == 1)
+}

@@ -1,0 +1,53 @@
+//! The tables, declared by hand with SQL types portable to PostgreSQL and SQLite
+//! (timestamps are UTC `Timestamp`, ids and JSON are `Text`).
+
+diesel::table! {
+    merchants (id) {
+        id -> Text,
+        name -> Text,
+        api_key_hash -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    idempotency_records (id) {
+        id -> Text,
+        merchant_id -> Text,
+        idempotency_key -> Text,
+        method -> Text,
+        path -> Text,
+        fingerprint -> Text,
+        status -> Text,
+        recovery_point -> Text,
+        lock_token -> Text,
+        locked_until -> Timestamp,
+        attempts -> Integer,
+        response_status -> Nullable<Integer>,
+        response_body -> Nullable<Binary>,
+        response_content_type -> Nullable<Text>,
+        response_location -> Nullable<Text>,
+        resource_id -> Nullable<Text>,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+        expires_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    orders (id) {
+        id -> Text,
+        merchant_id -> Text,
+        amount -> BigInt,
+        currency -> Text,
+        status -> Text,
+        amount_paid -> BigInt,
+        amount_refunded -> BigInt,
+        description -> Nullable<Text>,
+        metadata -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(merchants, idempotency_records, orders);

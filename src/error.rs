@@ -1,0 +1,201 @@
+//! The one error type of idempay and its RFC 9457 `application/problem+json` form.
+//!
+//! Every variant states, in one place, its HTTP status, its stable `code`, its error
+//! class ([`ErrorClass`]) and its `Retry-After`. The idempotency engine decides what to
+//! store for a failed execution from the class alone (DESIGN §4).
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+/// How an error affects an idempotency record (DESIGN §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The request was refused before execution; nothing is stored.
+    Rejected,
+    /// The request executed and failed for good; the response is stored and replayed.
+    Permanent,
+    /// Nothing happened; the record is released so a retry executes again.
+    Retryable,
+    /// The outcome is not known; the record stays `processing` at its recovery point.
+    Unknown,
+}
+
+/// Every failure a request can meet. Display gives the problem's `detail`.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    InvalidIdempotencyKey(String),
+    #[error("this endpoint requires an Idempotency-Key header")]
+    MissingIdempotencyKey,
+    #[error("request body is not valid JSON: {0}")]
+    InvalidJson(String),
+    #[error("{0}")]
+    AmbiguousJson(String),
+    #[error("Content-Type must be application/json")]
+    UnsupportedMediaType,
+    #[error("invalid `{param}`: {message}")]
+    Validation { param: String, message: String },
+    #[error("invalid query parameter `{param}`: {message}")]
+    InvalidQuery { param: String, message: String },
+    #[error("missing or unknown API key; send `Authorization: Bearer <api key>`")]
+    Unauthenticated,
+    #[error("no {resource} with id `{id}`")]
+    NotFound { resource: &'static str, id: String },
+    #[error("order is `{status}`; only an order awaiting payment can be cancelled")]
+    OrderNotCancellable { status: String },
+    #[error(
+        "this Idempotency-Key was already used with a different request (method, path or body)"
+    )]
+    KeyReused,
+    #[error("a request with this Idempotency-Key is still being processed; retry later")]
+    KeyInUse { retry_after_secs: u64 },
+    #[error("the database is unavailable: {0}")]
+    Database(String),
+    #[error("{detail}")]
+    Http { status: StatusCode, detail: String },
+}
+
+impl ApiError {
+    /// The stable, snake_case `code` clients switch on.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidIdempotencyKey(_) => "invalid_idempotency_key",
+            Self::MissingIdempotencyKey => "idempotency_key_required",
+            Self::InvalidJson(_) => "invalid_json",
+            Self::AmbiguousJson(_) => "ambiguous_json",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Validation { .. } => "validation_failed",
+            Self::InvalidQuery { .. } => "invalid_query",
+            Self::Unauthenticated => "unauthenticated",
+            Self::NotFound { .. } => "resource_not_found",
+            Self::OrderNotCancellable { .. } => "order_not_cancellable",
+            Self::KeyReused => "idempotency_key_reused",
+            Self::KeyInUse { .. } => "idempotency_key_in_use",
+            Self::Database(_) => "database_unavailable",
+            Self::Http { status, .. } => http_code(*status),
+        }
+    }
+
+    /// The error class that decides what the idempotency engine stores.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Self::NotFound { .. } | Self::OrderNotCancellable { .. } => ErrorClass::Permanent,
+            Self::Database(_) => ErrorClass::Unknown,
+            _ => ErrorClass::Rejected,
+        }
+    }
+
+    /// Whole seconds for `Retry-After`, where the client should come back.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            Self::KeyInUse { retry_after_secs } => Some(*retry_after_secs),
+            Self::Database(_) => Some(5),
+            _ => None,
+        }
+    }
+
+    /// Whether retrying the same request can succeed (the problem's `retryable`).
+    pub fn retryable(&self) -> bool {
+        self.retry_after_secs().is_some()
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            Self::KeyReused => "Idempotency-Key reused with a different request",
+            Self::KeyInUse { .. } => "Idempotency-Key in use",
+            Self::Validation { .. } => "Request failed validation",
+            _ => self.status_code().canonical_reason().unwrap_or("Error"),
+        }
+    }
+
+    /// The RFC 9457 problem document as bytes: `type`, `title`, `status`, `detail`,
+    /// `code`, `retryable`, and `param` for validation errors.
+    pub fn problem_body(&self) -> Vec<u8> {
+        let mut problem = json!({
+            "type": format!("https://idempay.dev/problems/{}", self.code()),
+            "title": self.title(),
+            "status": self.status_code().as_u16(),
+            "detail": self.to_string(),
+            "code": self.code(),
+            "retryable": self.retryable(),
+        });
+        if let Self::Validation { param, .. } | Self::InvalidQuery { param, .. } = self {
+            problem["param"] = json!(param);
+        }
+        serde_json::to_vec(&problem).expect("a serde_json::Value always serialises")
+    }
+}
+
+/// The `code` for a status raised by the HTTP layer itself (actix's own failures).
+fn http_code(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "bad_request",
+        404 => "route_not_found",
+        405 => "method_not_allowed",
+        413 => "payload_too_large",
+        415 => "unsupported_media_type",
+        _ if status.is_server_error() => "internal_error",
+        _ => "http_error",
+    }
+}
+
+/// The media type of every error body (RFC 9457 §3).
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::InvalidIdempotencyKey(_)
+            | Self::MissingIdempotencyKey
+            | Self::InvalidJson(_)
+            | Self::AmbiguousJson(_)
+            | Self::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Unauthenticated => StatusCode::UNAUTHORIZED,
+            Self::NotFound { .. } => StatusCode::NOT_FOUND,
+            Self::OrderNotCancellable { .. } | Self::KeyReused | Self::KeyInUse { .. } => {
+                StatusCode::CONFLICT
+            }
+            Self::Database(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Http { status, .. } => *status,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status_code());
+        response.insert_header((header::CONTENT_TYPE, PROBLEM_JSON));
+        if let Some(secs) = self.retry_after_secs() {
+            response.insert_header((header::RETRY_AFTER, secs.to_string()));
+        }
+        if matches!(self, Self::Unauthenticated) {
+            response.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+        }
+        response.body(self.problem_body())
+    }
+}
+
+impl From<diesel::result::Error> for ApiError {
+    fn from(e: diesel::result::Error) -> Self {
+        tracing::error!(error = %e, "database error");
+        Self::Database(e.to_string())
+    }
+}
+
+impl From<diesel::r2d2::PoolError> for ApiError {
+    fn from(e: diesel::r2d2::PoolError) -> Self {
+        tracing::warn!(error = %e, "no database connection available");
+        Self::Database(format!("no connection available: {e}"))
+    }
+}
+
+impl ApiError {
+    /// A validation failure (422) on one request member.
+    pub fn invalid(param: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Validation {
+            param: param.into(),
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The idempotency record store: one row per `(merchant, idempotency key)` and every
+//! statement that reads or changes it.
+//!
+//! After the claim, every write is fenced by `lock_token`: it names the token its
+//! writer holds, and zero rows changed means the lease was taken over (DESIGN §3).
+
+use chrono::{NaiveDateTime, TimeDelta};
+use diesel::prelude::*;
+
+use crate::db::schema::idempotency_records as records;
+use crate::db::{self, DbConnection};
+
+/// The lifecycle of a record (DESIGN §2).
+pub mod status {
+    /// Claimed; an execution holds (or held) the lease.
+    pub const PROCESSING: &str = "processing";
+    /// Finished with a success response, which is replayed.
+    pub const SUCCEEDED: &str = "succeeded";
+    /// Finished with a permanent failure, whose response is replayed.
+    pub const FAILED: &str = "failed";
+    /// Nothing happened; the next retry executes again on the same record.
+    pub const FAILED_RETRYABLE: &str = "failed_retryable";
+}
+
+/// The first recovery point of every record: claimed, nothing done yet.
+pub const STARTED: &str = "started";
+
+/// A stored idempotency record.
+#[derive(Debug, Clone, Queryable, Selectable)]
+#[diesel(table_name = records)]
+pub struct Record {
+    pub id: String,
+    pub fingerprint: String,
+    pub status: String,
+    pub recovery_point: String,
+    pub lock_token: String,
+    pub locked_until: NaiveDateTime,
+    pub attempts: i32,
+    pub response_status: Option<i32>,
+    pub response_body: Option<Vec<u8>>,
+    pub response_content_type: Option<String>,
+    pub response_location: Option<String>,
+    pub resource_id: Option<String>,
+    pub expires_at: Option<NaiveDateTime>,
+}
+
+impl Record {
+    /// An expired record is treated as absent, whether or not the reaper deleted it.
+    pub fn is_expired(&self, now: NaiveDateTime) -> bool {
+        self.status != status::PROCESSING && self.expires_at.is_some_and(|at| at <= now)
+    }
+}
+
+/// A response kept for replay: status, body bytes, `Content-Type`, `Location`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub content_type: String,
+    pub location: Option<String>,
+}
+
+/// The right to execute a claimed record, held until `lock_token` changes.
+#[derive(Debug, Clone)]
+pub struct Lease {
+    pub record_id: String,
+    pub lock_token: String,
+    pub recovery_point: String,
+    /// Executions so far, this one included.
+    pub attempts: i32,
+    /// The resource created by an earlier attempt, if it got that far.
+    pub resource_id: Option<String>,
+}
+
+/// What identifies a request for the idempotency engine.
+#[derive(Debug, Clone)]
+pub struct RequestIdentity {
+    pub merchant_id: String,
+    pub key: String,
+    pub method: String,
+    pub path: String,
+    pub fingerprint: String,
+}
+
+/// Reads the record of `(merchant, key)`: one indexed read.
+pub fn find(conn: &mut DbConnection, merchant_id: &str, key: &str) -> QueryResult<Option<Record>> {
+    records::table
+        .filter(records::merchant_id.eq(merchant_id))
+        .filter(records::idempotency_key.eq(key))
+        .select(Record::as_select())
+        .first(conn)
+        .optional()
+}
+
+fn new_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Claims `(merchant, key)` with a new `processing` record: `INSERT … ON CONFLICT DO
+/// NOTHING`, after deleting `expired` (an expired record we saw) if it is still expired.
+/// `None` when another request holds the key.
+pub fn claim(
+    conn: &mut DbConnection,
+    request: &RequestIdentity,
+    expired: Option<&str>,
+    lease: TimeDelta,
+) -> QueryResult<Option<Lease>> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now(conn)?;
+        if let Some(expired_id) = expired {
+            diesel::delete(records::table)
+                .filter(records::id.eq(expired_id))
+                .filter(records::status.ne(status::PROCESSING))
+                .filter(records::expires_at.le(now))
+                .execute(conn)?;
+        }
+        let id = format!("ikey_{}", uuid::Uuid::now_v7().simple());
+        let token = new_token();
+        let row = (
+            records::id.eq(&id),
+            records::merchant_id.eq(&request.merchant_id),
+            records::idempotency_key.eq(&request.key),
+            records::method.eq(&request.method),
+            records::path.eq(&request.path),
+            records::fingerprint.eq(&request.fingerprint),
+            records::status.eq(status::PROCESSING),
+            records::recovery_point.eq(STARTED),
+            records::lock_token.eq(&token),
+            records::locked_until.eq(now + lease),
+            records::attempts.eq(1),
+            records::created_at.eq(now),
+            records::updated_at.eq(now),
+        );
+        let inserted = crate::per_backend!(conn, |c| diesel::insert_into(records::table)
+            .values(row)
+            .on_conflict((records::merchant_id, records::idempotency_key))
+            .do_nothing()
+            .execute(c))?;
+        Ok((inserted == 1).then(|| Lease {
+            record_id: id,
+            lock_token: token,
+            recovery_point: STARTED.to_owned(),
+            attempts: 1,
+            resource_id: None,
+        }))
+    })
+}
+
+/// Takes over a record whose owner died (lease expired) or that failed retryably:
+/// compare-and-set on the `lock_token` we read. `None` when someone else won.
+pub fn take_over(
+    conn: &mut DbConnection,
+    seen: &Record,
+    lease: TimeDelta,
+) -> QueryResult<Option<Lease>> {
+    let now = db::now(conn)?;
+    let token = new_token();
+    let taken = diesel::update(records::table)
+        .filter(records::id.eq(&seen.id))
+        .filter(records::lock_token.eq(&seen.lock_token))
+        .filter(
+            records::status
+                .eq(status::FAILED_RETRYABLE)
+                .or(records::status
+                    .eq(status::PROCESSING)
+                    .and(records::locked_until.le(now))),
+        )
+        .set((
+            records::status.eq(status::PROCESSING),
+            records::lock_token.eq(&token),
+            records::locked_until.eq(now + lease),
+            records::attempts.eq(records::attempts + 1),
+            records::expires_at.eq(None::<NaiveDateTime>),
+            records::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok((taken == 1).then(|| Lease {
+        record_id: seen.id.clone(),
+        lock_token: token,
+        recovery_point: seen.recovery_point.clone(),
+        attempts: seen.attempts + 1,
+        resource_id: seen.resource_id.clone(),
+    }))
+}

@@ -1,0 +1,19 @@
+//! idempay: a payments/orders HTTP API whose money-moving endpoints are safe to retry.
+//!
+//! The idempotency engine lives in [`idempotency`]; the domain rules in [`domain`];
+//! HTTP handlers in `routes`; storage in [`db`]. See DESIGN.md for the contract.
+
+pub mod auth;
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod idempotency;
+pub mod merchants;
+pub mod orders;
+mod routes;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
+
+pub use routes::ROUTES;

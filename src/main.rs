@@ -1,0 +1,53 @@
+//! The `idempay` command: `serve`, `migrate`, `merchants create`.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use idempay::config::{Cli, Command, MerchantsCommand};
+use idempay::startup::Application;
+use idempay::{db, merchants, telemetry};
+
+fn main() -> ExitCode {
+    telemetry::init();
+    let result = match Cli::parse().command {
+        Command::Serve(config) => serve(config),
+        Command::Migrate(database) => connect(&database).and_then(|mut conn| {
+            db::run_migrations(&mut conn)?;
+            println!("migrations applied to {}", database.database_url);
+            Ok(())
+        }),
+        Command::Merchants(MerchantsCommand::Create { name, database }) => connect(&database)
+            .and_then(|mut conn| {
+                db::run_migrations(&mut conn)?;
+                let (id, key) = merchants::create(&mut conn, &name).map_err(|e| e.to_string())?;
+                println!("created merchant {id} ({name}); its API key (shown once):");
+                println!("{key}");
+                Ok(())
+            }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("idempay: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn connect(database: &idempay::config::DatabaseArgs) -> Result<db::DbConnection, String> {
+    let target = database.target()?;
+    db::establish(&target).map_err(|e| format!("cannot connect to the database: {e}"))
+}
+
+fn serve(config: idempay::config::Config) -> Result<(), String> {
+    let demo = config.demo;
+    actix_web::rt::System::new().block_on(async move {
+        let app = Application::build(config)?;
+        let base = format!("http://127.0.0.1:{}", app.port());
+        println!("idempay listening on {base}");
+        if demo {
+            println!("demo merchant ready; try:\n  curl -s {base}/orders -H 'Authorization: Bearer {}' \\\n    -H 'Idempotency-Key: order-1' -H 'Content-Type: application/json' \\\n    -d '{{\"amount\": 1999, \"currency\": \"EUR\"}}'", merchants::DEMO_API_KEY);
+        }
+        app.run().await.map_err(|e| e.to_string())
+    })
+}

@@ -1,0 +1,89 @@
+//! The order operations run by the handlers: creating and cancelling an order, each in
+//! ONE transaction with the idempotency record's completion (DESIGN §3), so a crash
+//! before the commit leaves no effect and a retry executes afresh.
+
+use actix_web::http::StatusCode;
+use chrono::TimeDelta;
+
+use crate::db::orders::{self as rows, OrderRow};
+use crate::db::{self, DbConnection};
+use crate::domain::ids;
+use crate::domain::order::{status, NewOrder, Order};
+use crate::error::ApiError;
+use crate::idempotency::finish::finish;
+use crate::idempotency::{Lease, StoredResponse};
+
+/// The lease a keyed request executes under, and how long its record is kept.
+pub type Keyed<'a> = Option<(&'a Lease, TimeDelta)>;
+
+/// A JSON response for replay storage: `status`, the serialised `body`, and `Location`.
+pub fn json_response<T: serde::Serialize>(
+    status: StatusCode,
+    body: &T,
+    location: Option<String>,
+) -> StoredResponse {
+    StoredResponse {
+        status: status.as_u16(),
+        body: serde_json::to_vec(body)
+            .expect("API views serialise: they hold only strings, numbers and maps"),
+        content_type: "application/json".to_owned(),
+        location,
+    }
+}
+
+/// Creates an order awaiting payment → 201 with `Location: /orders/{id}`.
+pub fn create(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    new: &NewOrder,
+    (lease, ttl): (&Lease, TimeDelta),
+) -> Result<StoredResponse, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now(conn)?;
+        let row = OrderRow::new(ids::new_id(ids::ORDER), merchant_id, new, now);
+        rows::insert(conn, &row)?;
+        let id = row.id.clone();
+        let response = json_response(
+            StatusCode::CREATED,
+            &row.view(),
+            Some(format!("/orders/{id}")),
+        );
+        finish(conn, lease, &response, Some(&id), ttl)?;
+        Ok(response)
+    })
+}
+
+/// Cancels an order awaiting payment → 200 with the order; cancelling a cancelled order
+/// returns it unchanged. Errors: 404 unknown order, 409 `order_not_cancellable`.
+pub fn cancel(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    id: &str,
+    keyed: Keyed,
+) -> Result<StoredResponse, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let order = find(conn, merchant_id, id)?;
+        order.check_cancellable()?;
+        let now = db::now(conn)?;
+        rows::transition(conn, id, status::AWAITING_PAYMENT, status::CANCELLED, now)?;
+        let response = json_response(StatusCode::OK, &find(conn, merchant_id, id)?, None);
+        if let Some((lease, ttl)) = keyed {
+            finish(conn, lease, &response, Some(id), ttl)?;
+        }
+        Ok(response)
+    })
+}
+
+/// The merchant's order `id`; 404 `resource_not_found` if it has none by that id.
+pub fn find(conn: &mut DbConnection, merchant_id: &str, id: &str) -> Result<Order, ApiError> {
+    let not_found = || ApiError::NotFound {
+        resource: "order",
+        id: id.to_owned(),
+    };
+    if !ids::is_well_formed(ids::ORDER, id) {
+        return Err(not_found());
+    }
+    rows::find(conn, merchant_id, id)?
+        .map(OrderRow::view)
+        .ok_or_else(not_found)
+}

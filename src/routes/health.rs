@@ -1,0 +1,30 @@
+//! Liveness, readiness and the OpenAPI document: no API key needed.
+
+use actix_web::{web, HttpResponse};
+use diesel::connection::SimpleConnection;
+use serde_json::json;
+
+use crate::db;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The spec, compiled in from the top-level `openapi.yaml`.
+pub const OPENAPI_YAML: &str = include_str!("../../openapi.yaml");
+
+/// `GET /healthz`: 200 while the process serves requests.
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: 200 when the database answers, 503 `database_unavailable` otherwise.
+pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    db::run(&state.pool, |conn| Ok(conn.batch_execute("SELECT 1")?)).await?;
+    Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
+}
+
+/// `GET /openapi.yaml`: the OpenAPI 3.1 description of this API.
+pub async fn openapi() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/yaml")
+        .body(OPENAPI_YAML)
+}

@@ -1,0 +1,113 @@
+//! The route table and what every handler shares: reading the idempotency key, the JSON
+//! body, and turning the HTTP layer's own failures into problem+json.
+
+mod health;
+mod orders;
+
+use actix_web::dev::ServiceResponse;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::ErrorHandlerResponse;
+use actix_web::{web, HttpRequest, ResponseError};
+use serde_json::Value;
+
+use crate::auth::Merchant;
+use crate::error::{ApiError, PROBLEM_JSON};
+use crate::idempotency::fingerprint::{fingerprint, parse_strict};
+use crate::idempotency::{IdempotencyKey, RequestIdentity};
+
+/// Every route: `(method, path)` as registered, for the spec drift test.
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/healthz"),
+    ("GET", "/readyz"),
+    ("GET", "/openapi.yaml"),
+    ("POST", "/orders"),
+    ("GET", "/orders"),
+    ("GET", "/orders/{id}"),
+    ("POST", "/orders/{id}/cancel"),
+];
+
+/// Registers the routes of [`ROUTES`].
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/healthz", web::get().to(health::healthz))
+        .route("/readyz", web::get().to(health::readyz))
+        .route("/openapi.yaml", web::get().to(health::openapi))
+        .service(
+            web::resource("/orders")
+                .route(web::post().to(orders::create))
+                .route(web::get().to(orders::list)),
+        )
+        .service(web::resource("/orders/{id}").route(web::get().to(orders::get)))
+        .service(web::resource("/orders/{id}/cancel").route(web::post().to(orders::cancel)));
+}
+
+/// The response for a path no route matches: 404 problem+json.
+pub async fn no_route(req: HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
+    Err(ApiError::Http {
+        status: actix_web::http::StatusCode::NOT_FOUND,
+        detail: format!("no route for {} {}", req.method(), req.path()),
+    })
+}
+
+/// Rewrites an error response that is not yet problem+json (actix's own 400, 405, 413,
+/// 415, …) into one, keeping its status and using the error's message as `detail`.
+pub fn problem_for_framework_errors<B>(
+    res: ServiceResponse<B>,
+) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    let is_problem = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(PROBLEM_JSON.as_bytes()));
+    if is_problem {
+        return Ok(ErrorHandlerResponse::Response(res.map_into_left_body()));
+    }
+    let status = res.status();
+    let detail = match res.response().error() {
+        Some(e) => e.to_string(),
+        None => status.canonical_reason().unwrap_or("error").to_owned(),
+    };
+    let allow = res.headers().get(header::ALLOW).cloned();
+    let (req, _) = res.into_parts();
+    let mut response = ApiError::Http { status, detail }.error_response();
+    if let Some(allow) = allow {
+        response.headers_mut().insert(header::ALLOW, allow);
+    }
+    let res = ServiceResponse::new(req, response).map_into_right_body();
+    Ok(ErrorHandlerResponse::Response(res))
+}
+
+/// The request's idempotency key, required: 400 when absent or invalid.
+fn required_key(req: &HttpRequest) -> Result<IdempotencyKey, ApiError> {
+    IdempotencyKey::from_headers(req.headers())?.ok_or(ApiError::MissingIdempotencyKey)
+}
+
+/// The request body as strictly parsed JSON: 415 unless `Content-Type` is
+/// `application/json`; 400 when malformed or ambiguous.
+fn json_body(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v: &HeaderValue| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
+    if !is_json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    parse_strict(body)
+}
+
+/// What identifies a keyed request: merchant, key, method, path and fingerprint.
+fn identity(
+    merchant: &Merchant,
+    key: IdempotencyKey,
+    req: &HttpRequest,
+    body: Option<&Value>,
+) -> RequestIdentity {
+    let method = req.method().as_str();
+    RequestIdentity {
+        merchant_id: merchant.id.clone(),
+        key: key.as_str().to_owned(),
+        method: method.to_owned(),
+        path: req.path().to_owned(),
+        fingerprint: fingerprint(method, req.path(), body),
+    }
+}

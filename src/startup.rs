@@ -1,0 +1,101 @@
+//! Start-up: the pool, migrations, the demo merchant, and the HTTP server (port 0 in
+//! tests, reported back through [`Application::port`]).
+
+use std::sync::Arc;
+
+use actix_web::dev::Server;
+use actix_web::middleware::{from_fn, ErrorHandlers};
+use actix_web::{web, App, HttpServer};
+
+use crate::config::Config;
+use crate::db::{self, DbPool};
+use crate::state::AppState;
+use crate::{merchants, routes, telemetry};
+
+/// A bound, not yet running server.
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+/// Endpoints whose key TTL can be overridden with `--key-ttl-override`.
+pub const ENDPOINTS: &[&str] = &["create_order", "cancel_order"];
+
+/// Opens the pool and migrates the database, reporting the database's own error.
+pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
+    let target = config.database.target()?;
+    let mut conn =
+        db::establish(&target).map_err(|e| format!("cannot connect to the database: {e}"))?;
+    db::run_migrations(&mut conn)?;
+    if config.demo {
+        merchants::ensure_demo(&mut conn)
+            .map_err(|e| format!("cannot create the demo merchant: {e}"))?;
+    }
+    Ok(db::build_pool(
+        target,
+        config.database.pool_size,
+        config.database.pool_timeout(),
+    ))
+}
+
+impl Application {
+    /// Validates `config`, prepares the database and binds the listener.
+    pub fn build(config: Config) -> Result<Self, String> {
+        if let Some((name, _)) = config
+            .key_ttl_override
+            .iter()
+            .find(|(n, _)| !ENDPOINTS.contains(&n.as_str()))
+        {
+            return Err(format!(
+                "unknown endpoint `{name}` in --key-ttl-override (known: {})",
+                ENDPOINTS.join(", ")
+            ));
+        }
+        let pool = prepare_database(&config)?;
+        let (bind, workers, body_limit) = (config.bind, config.workers, config.body_limit_bytes);
+        let state = AppState {
+            pool,
+            config: Arc::new(config),
+            merchants: Default::default(),
+        };
+        let mut server = HttpServer::new(move || {
+            App::new()
+                .app_data(web::Data::new(state.clone()))
+                .app_data(web::PayloadConfig::new(body_limit))
+                .wrap(ErrorHandlers::new().default_handler(routes::problem_for_framework_errors))
+                .wrap(from_fn(telemetry::request_span))
+                .configure(routes::configure)
+                .default_service(web::to(routes::no_route))
+        });
+        if workers > 0 {
+            server = server.workers(workers);
+        }
+        let server = server
+            .bind(bind)
+            .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
+        let port = server
+            .addrs()
+            .first()
+            .map(|a| a.port())
+            .ok_or("the server bound no address")?;
+        Ok(Self {
+            port,
+            server: server.run(),
+        })
+    }
+
+    /// The port actually bound (useful with port 0).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Runs until stopped.
+    pub async fn run(self) -> std::io::Result<()> {
+        self.server.await
+    }
+
+    /// A handle that stops the server.
+    pub fn handle(&self) -> actix_web::dev::ServerHandle {
+        self.server.handle()
+    }
+}

@@ -1,0 +1,16 @@
+//! The state every request handler shares: the pool, the configuration and the
+//! merchant cache.
+
+use std::sync::Arc;
+
+use crate::auth::MerchantCache;
+use crate::config::Config;
+use crate::db::DbPool;
+
+/// Shared, cheaply cloned application state.
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: DbPool,
+    pub config: Arc<Config>,
+    pub merchants: MerchantCache,
+}

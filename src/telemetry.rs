@@ -1,0 +1,54 @@
+//! Logs and request ids: tracing to standard error, one span per request carrying its
+//! `X-Request-Id` (taken from the client when well-formed, else a new UUID).
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use tracing::Instrument;
+
+/// The request-id header, echoed on every response.
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Installs the tracing subscriber; `RUST_LOG` filters (default `info`).
+pub fn init() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn request_id(req: &ServiceRequest) -> String {
+    req.headers()
+        .get(&REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty() && v.len() <= 200 && v.bytes().all(|b| (0x21..=0x7e).contains(&b))
+        })
+        .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned)
+}
+
+/// Middleware: runs the request in a span with its id, logs its outcome, and sets
+/// `X-Request-Id` on the response.
+pub async fn request_span(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let id = request_id(&req);
+    let span = tracing::info_span!("request", id = %id, method = %req.method(), path = %req.path());
+    let started = std::time::Instant::now();
+    let mut res = next.call(req).instrument(span.clone()).await?;
+    span.in_scope(|| {
+        tracing::info!(
+            status = res.status().as_u16(),
+            ms = started.elapsed().as_millis() as u64,
+            "handled"
+        )
+    });
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        res.headers_mut().insert(REQUEST_ID, value);
+    }
+    Ok(res)
+}
