@@ -1,1 +1,11 @@
+//! HTTP-level tests: each starts a real server on port 0 and runs on SQLite and on
+//! PostgreSQL (when `TEST_DATABASE_URL` is set).
 
+mod helpers;
+mod pg;
+
+mod auth_and_errors;
+mod cases;
+mod leases;
+mod orders;
+mod validation;

@@ -1,0 +1,252 @@
+//! The test harness: a real idempay server on port 0 against a fresh SQLite file or a
+//! fresh PostgreSQL database (created from a migrated template), spoken to over HTTP.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use idempay::config::Config;
+use idempay::startup::Application;
+use serde_json::Value;
+
+pub use crate::pg::Backend;
+
+/// A running server and the merchant whose API key the helpers send.
+pub struct TestApp {
+    pub base: String,
+    pub api_key: String,
+    pub database_url: String,
+    handle: actix_web::dev::ServerHandle,
+    thread: Option<JoinHandle<()>>,
+    _db: crate::pg::TestDb,
+}
+
+/// Starts a server with default settings; `None` (test skipped) for PostgreSQL when
+/// `TEST_DATABASE_URL` is unset.
+pub fn spawn_app(backend: Backend) -> Option<TestApp> {
+    spawn_app_with(backend, |_| {})
+}
+
+/// Starts a server after `configure` adjusts the settings.
+pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestApp> {
+    let db = crate::pg::TestDb::create(backend)?;
+    let mut config = Config::for_database(&db.url);
+    config.workers = 1;
+    config.demo = true;
+    configure(&mut config);
+    let (tx, rx) = mpsc::channel();
+    let thread = std::thread::spawn(move || {
+        actix_web::rt::System::new().block_on(async move {
+            match Application::build(config) {
+                Ok(app) => {
+                    tx.send(Ok((app.port(), app.handle())))
+                        .expect("the test waits for the port");
+                    app.run().await.expect("server runs");
+                }
+                Err(e) => tx.send(Err(e)).expect("the test waits for the error"),
+            }
+        })
+    });
+    let (port, handle) = rx
+        .recv()
+        .expect("server thread reports")
+        .expect("server starts");
+    Some(TestApp {
+        base: format!("http://127.0.0.1:{port}"),
+        api_key: idempay::merchants::DEMO_API_KEY.to_owned(),
+        database_url: db.url.clone(),
+        handle,
+        thread: Some(thread),
+        _db: db,
+    })
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        actix_web::rt::System::new().block_on(self.handle.stop(false));
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// An HTTP response as a client sees it.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("body is not JSON ({e}): {}", self.text()))
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+    pub fn replayed(&self) -> bool {
+        self.header("idempotent-replayed") == Some("true")
+    }
+    /// The problem's `code`, asserting the RFC 9457 media type.
+    pub fn code(&self) -> String {
+        assert_eq!(
+            self.header("content-type"),
+            Some("application/problem+json"),
+            "{}",
+            self.text()
+        );
+        self.json()["code"]
+            .as_str()
+            .expect("problem has a code")
+            .to_owned()
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new()
+        .timeout(Duration::from_secs(60))
+        .build()
+}
+
+fn into_reply(result: Result<ureq::Response, ureq::Error>) -> Reply {
+    let response = match result {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("transport error: {e}"),
+    };
+    let status = response.status();
+    let headers = response
+        .headers_names()
+        .into_iter()
+        .map(|n| {
+            let v = response.header(&n).unwrap_or_default().to_owned();
+            (n.to_ascii_lowercase(), v)
+        })
+        .collect();
+    let mut body = Vec::new();
+    response
+        .into_reader()
+        .read_to_end(&mut body)
+        .expect("body reads");
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+impl TestApp {
+    /// POST a JSON body as the demo merchant, with `key` as Idempotency-Key if given.
+    pub fn post(&self, path: &str, key: Option<&str>, body: &str) -> Reply {
+        self.post_as(&self.api_key, path, key, body)
+    }
+
+    pub fn post_as(&self, api_key: &str, path: &str, key: Option<&str>, body: &str) -> Reply {
+        let mut request = agent()
+            .post(&format!("{}{path}", self.base))
+            .set("Authorization", &format!("Bearer {api_key}"))
+            .set("Content-Type", "application/json");
+        if let Some(key) = key {
+            request = request.set("Idempotency-Key", key);
+        }
+        into_reply(request.send_string(body))
+    }
+
+    /// Sends any request with exactly these headers (none added).
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Reply {
+        let mut request = agent().request(method, &format!("{}{path}", self.base));
+        for (name, value) in headers {
+            request = request.set(name, value);
+        }
+        into_reply(request.send_string(body))
+    }
+
+    pub fn get(&self, path: &str) -> Reply {
+        self.get_as(&self.api_key, path)
+    }
+
+    pub fn get_as(&self, api_key: &str, path: &str) -> Reply {
+        let request = agent()
+            .get(&format!("{}{path}", self.base))
+            .set("Authorization", &format!("Bearer {api_key}"));
+        into_reply(request.call())
+    }
+
+    /// Sends raw bytes on a fresh connection and returns the status code (for requests
+    /// an HTTP client will not build, such as a header sent twice).
+    pub fn raw_status(&self, request: &str) -> u16 {
+        let mut stream = std::net::TcpStream::connect(self.base.trim_start_matches("http://"))
+            .expect("connects");
+        stream.write_all(request.as_bytes()).expect("writes");
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("a status line")
+    }
+
+    /// A second merchant; returns its API key.
+    pub fn create_merchant(&self, name: &str) -> String {
+        let target = idempay::db::Target::parse(&self.database_url).expect("test URL parses");
+        let mut conn = idempay::db::establish(&target).expect("test database connects");
+        idempay::merchants::create(&mut conn, name)
+            .expect("merchant is created")
+            .1
+    }
+
+    /// How many orders the demo merchant can list.
+    pub fn order_count(&self) -> usize {
+        let reply = self.get("/orders?limit=100");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        reply.json()["data"]
+            .as_array()
+            .expect("data is a list")
+            .len()
+    }
+
+    /// Creates an order and returns its JSON.
+    pub fn create_order(&self, key: &str, body: &str) -> Value {
+        let reply = self.post("/orders", Some(key), body);
+        assert_eq!(reply.status, 201, "{}", reply.text());
+        reply.json()
+    }
+}
+
+/// Polls `attempt` until it returns `Some`, or panics after `deadline`.
+pub fn eventually<T>(deadline: Duration, mut attempt: impl FnMut() -> Option<T>) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(value) = attempt() {
+            return value;
+        }
+        assert!(
+            start.elapsed() < deadline,
+            "condition not met within {deadline:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Declares each listed test twice: on SQLite, and on PostgreSQL.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $( #[test] fn $name() { super::$name($crate::helpers::Backend::Sqlite) } )*
+        }
+        mod postgres {
+            $( #[test] fn $name() { super::$name($crate::helpers::Backend::Postgres) } )*
+        }
+    };
+}

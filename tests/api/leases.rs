@@ -1,0 +1,190 @@
+//! The rows of DESIGN §2's table for orders: in flight (409 + Retry-After), expired
+//! lease taken over with fencing, TTL expiry, permanent failures replayed, and rejected
+//! requests storing nothing.
+
+use std::time::Duration;
+
+use crate::helpers::{eventually, spawn_app, spawn_app_with, Backend};
+
+const ORDER: &str = r#"{"amount":700,"currency":"GBP"}"#;
+
+fn in_flight_duplicate_gets_409_in_use(backend: Backend) {
+    let Some(app) = spawn_app_with(backend, |c| {
+        c.faults.stall_first_attempt = Some(Duration::from_secs(2));
+    }) else {
+        return;
+    };
+    // A stalls 2 s after its claim; B and C arrive while it is in flight. Whichever
+    // request claimed first, exactly one executes and the others are told to wait.
+    let replies: Vec<_> = std::thread::scope(|s| {
+        let a = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
+        std::thread::sleep(Duration::from_millis(300));
+        let b = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
+        let c = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
+        [a, b, c].into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let executed: Vec<_> = replies.iter().filter(|r| r.status == 201).collect();
+    assert_eq!(executed.len(), 1, "{replies:?}");
+    assert!(!executed[0].replayed());
+    for in_use in replies.iter().filter(|r| r.status != 201) {
+        assert_eq!(in_use.code(), "idempotency_key_in_use");
+        let retry_after: u64 = in_use.header("retry-after").unwrap().parse().unwrap();
+        assert!((1..=2).contains(&retry_after));
+        assert!(in_use.json()["retryable"].as_bool().unwrap());
+    }
+    // Another body is still a reuse; the original body replays the one execution.
+    assert_eq!(
+        app.post("/orders", Some("slow"), r#"{"amount":1,"currency":"GBP"}"#)
+            .code(),
+        "idempotency_key_reused"
+    );
+    let replay = app.post("/orders", Some("slow"), ORDER);
+    assert!(replay.replayed());
+    assert_eq!(replay.body, executed[0].body);
+    assert_eq!(app.order_count(), 1);
+}
+
+fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
+    // The first attempt stalls past its 1 s lease; a retry takes the record over and
+    // completes; the stalled owner then finds its lock_token gone and commits nothing.
+    let Some(app) = spawn_app_with(backend, |c| {
+        c.lease_secs = 1;
+        c.faults.stall_first_attempt = Some(Duration::from_secs(4));
+    }) else {
+        return;
+    };
+    std::thread::scope(|s| {
+        let owner = s.spawn(|| app.post("/orders", Some("takeover"), ORDER));
+        std::thread::sleep(Duration::from_millis(300)); // let the owner claim first
+        let winner = eventually(Duration::from_secs(20), || {
+            let reply = app.post("/orders", Some("takeover"), ORDER);
+            (reply.status != 409).then_some(reply)
+        });
+        assert_eq!(
+            (winner.status, winner.replayed()),
+            (201, false),
+            "{}",
+            winner.text()
+        );
+        let fenced = owner.join().unwrap();
+        assert_eq!(
+            fenced.status,
+            409,
+            "the old owner lost its lease: {}",
+            fenced.text()
+        );
+        assert_eq!(fenced.code(), "idempotency_key_in_use");
+        let replay = app.post("/orders", Some("takeover"), ORDER);
+        assert!(replay.replayed());
+        assert_eq!(replay.body, winner.body);
+    });
+    assert_eq!(app.order_count(), 1, "the fenced owner created nothing");
+}
+
+fn expired_record_is_replaced(backend: Backend) {
+    let Some(app) = spawn_app_with(backend, |c| c.key_ttl_secs = 1) else {
+        return;
+    };
+    let first = app.post("/orders", Some("ttl"), ORDER);
+    let fresh = eventually(Duration::from_secs(10), || {
+        let reply = app.post("/orders", Some("ttl"), ORDER);
+        (!reply.replayed()).then_some(reply)
+    });
+    assert_eq!(fresh.status, 201);
+    assert_ne!(
+        fresh.json()["id"],
+        first.json()["id"],
+        "an expired key executes afresh"
+    );
+    // The new record is live: the key now replays the second order.
+    let replay = app.post("/orders", Some("ttl"), r#"{"currency":"GBP","amount":700}"#);
+    assert!(replay.replayed());
+    assert_eq!(replay.body, fresh.body);
+    assert_eq!(app.order_count(), 2);
+}
+
+fn ttl_can_be_set_per_endpoint(backend: Backend) {
+    let Some(app) = spawn_app_with(backend, |c| {
+        c.key_ttl_override = vec![("cancel_order".into(), 1)]
+    }) else {
+        return;
+    };
+    let order = app.create_order("ttl-order", ORDER);
+    let path = format!("/orders/{}/cancel", order["id"].as_str().unwrap());
+    assert_eq!(app.post(&path, Some("ttl-cancel"), "").status, 200);
+    let fresh = eventually(Duration::from_secs(10), || {
+        let reply = app.post(&path, Some("ttl-cancel"), "");
+        (!reply.replayed()).then_some(reply)
+    });
+    assert_eq!(
+        fresh.status, 200,
+        "cancelling a cancelled order again returns it"
+    );
+    // The order endpoint kept the default 24 h.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(app.post("/orders", Some("ttl-order"), ORDER).replayed());
+}
+
+fn permanent_failure_is_stored_and_replayed(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let path = "/orders/ord_0000000000000000000000000000dead/cancel";
+    let first = app.post(path, Some("cancel-missing"), "");
+    assert_eq!(first.status, 404);
+    assert_eq!(first.code(), "resource_not_found");
+    let again = app.post(path, Some("cancel-missing"), "");
+    assert_eq!((again.status, again.replayed()), (404, true));
+    assert_eq!(again.body, first.body);
+    assert_eq!(
+        again.header("content-type"),
+        Some("application/problem+json")
+    );
+}
+
+fn rejected_requests_store_nothing(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let invalid = app.post(
+        "/orders",
+        Some("fix-me"),
+        r#"{"amount":-5,"currency":"EUR"}"#,
+    );
+    assert_eq!(invalid.status, 422);
+    let malformed = app.post("/orders", Some("fix-me"), r#"{"amount":"#);
+    assert_eq!(malformed.status, 400);
+    let unauthenticated = app.post_as("sk_wrong", "/orders", Some("fix-me"), ORDER);
+    assert_eq!(unauthenticated.status, 401);
+    let fixed = app.post("/orders", Some("fix-me"), ORDER);
+    assert_eq!(
+        (fixed.status, fixed.replayed()),
+        (201, false),
+        "the key was still free"
+    );
+}
+
+fn cancel_with_a_key_replays_and_other_key_uses_conflict(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let order = app.create_order("o", ORDER);
+    let path = format!("/orders/{}/cancel", order["id"].as_str().unwrap());
+    let cancelled = app.post(&path, Some("c1"), "{}");
+    assert_eq!(cancelled.status, 200, "{}", cancelled.text());
+    assert_eq!(cancelled.json()["status"], "cancelled");
+    assert!(app.post(&path, Some("c1"), "{}").replayed());
+    // The order key cannot be reused for another request.
+    let reused = app.post(&path, Some("o"), "{}");
+    assert_eq!(reused.code(), "idempotency_key_reused");
+}
+
+crate::on_both_backends!(
+    in_flight_duplicate_gets_409_in_use,
+    expired_lease_is_taken_over_and_the_old_owner_is_fenced,
+    expired_record_is_replaced,
+    ttl_can_be_set_per_endpoint,
+    permanent_failure_is_stored_and_replayed,
+    rejected_requests_store_nothing,
+    cancel_with_a_key_replays_and_other_key_uses_conflict,
+);
