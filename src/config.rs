@@ -86,9 +86,15 @@ pub struct Config {
     #[arg(long, env = "IDEMPAY_KEY_TTL_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     pub key_ttl_secs: u64,
     /// Per-endpoint TTL overrides, `ENDPOINT=SECS` (endpoints: create_order,
-    /// cancel_order), comma-separated.
+    /// cancel_order, create_payment, create_refund), comma-separated.
     #[arg(long, env = "IDEMPAY_KEY_TTL_OVERRIDES", value_delimiter = ',', value_parser = parse_ttl_override)]
     pub key_ttl_override: Vec<(String, u64)>,
+    /// Milliseconds the simulated processor takes for every call.
+    #[arg(long, env = "IDEMPAY_PROCESSOR_LATENCY_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub processor_latency_ms: u64,
+    /// Milliseconds `pm_card_slow` takes (kept below the lease).
+    #[arg(long, env = "IDEMPAY_SLOW_PROCESSOR_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub slow_processor_ms: u64,
     /// Largest request body in bytes (larger → 413).
     #[arg(long, env = "IDEMPAY_BODY_LIMIT_BYTES", default_value_t = 65_536)]
     pub body_limit_bytes: usize,
@@ -106,6 +112,9 @@ pub struct Faults {
     /// Sleep this long inside the first attempt of every execution, after the claim and
     /// before its writes: lets a test take the lease over from a live owner.
     pub stall_first_attempt: Option<Duration>,
+    /// Fail every payment and refund right after the processor call and before phase 3,
+    /// as if the process died there: the record stays `processing` at its recovery point.
+    pub crash_after_processor_call: bool,
 }
 
 fn parse_ttl_override(s: &str) -> Result<(String, u64), String> {

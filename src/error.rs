@@ -44,6 +44,26 @@ pub enum ApiError {
     NotFound { resource: &'static str, id: String },
     #[error("order is `{status}`; only an order awaiting payment can be cancelled")]
     OrderNotCancellable { status: String },
+    #[error("{message}")]
+    Declined {
+        code: String,
+        message: String,
+        payment_id: String,
+    },
+    #[error("order is `{status}`; only an order awaiting payment can be paid")]
+    OrderNotPayable { status: String },
+    #[error("{0}")]
+    PaymentMismatch(String),
+    #[error("another payment of this order is in progress; retry when it has finished")]
+    PaymentInProgress,
+    #[error("the payment processor is unavailable and nothing was charged; retry with the same Idempotency-Key")]
+    ProcessorUnavailable,
+    #[error("the payment processor did not answer; retry with the same Idempotency-Key to learn the outcome")]
+    ProcessorTimeout,
+    #[error("payment is `{status}`; only a succeeded payment can be refunded")]
+    PaymentNotRefundable { status: String },
+    #[error("the refund exceeds what is left to refund on this payment ({available} minor units)")]
+    RefundExceedsPayment { available: i64 },
     #[error(
         "this Idempotency-Key was already used with a different request (method, path or body)"
     )]
@@ -70,6 +90,15 @@ impl ApiError {
             Self::Unauthenticated => "unauthenticated",
             Self::NotFound { .. } => "resource_not_found",
             Self::OrderNotCancellable { .. } => "order_not_cancellable",
+            Self::Declined { code, .. } if code == "insufficient_funds" => "insufficient_funds",
+            Self::Declined { .. } => "card_declined",
+            Self::OrderNotPayable { .. } => "order_not_payable",
+            Self::PaymentMismatch(_) => "payment_mismatch",
+            Self::PaymentInProgress => "payment_in_progress",
+            Self::ProcessorUnavailable => "processor_unavailable",
+            Self::ProcessorTimeout => "processor_timeout",
+            Self::PaymentNotRefundable { .. } => "payment_not_refundable",
+            Self::RefundExceedsPayment { .. } => "refund_exceeds_payment",
             Self::KeyReused => "idempotency_key_reused",
             Self::KeyInUse { .. } => "idempotency_key_in_use",
             Self::Database(_) => "database_unavailable",
@@ -80,8 +109,15 @@ impl ApiError {
     /// The error class that decides what the idempotency engine stores.
     pub fn class(&self) -> ErrorClass {
         match self {
-            Self::NotFound { .. } | Self::OrderNotCancellable { .. } => ErrorClass::Permanent,
-            Self::Database(_) => ErrorClass::Unknown,
+            Self::NotFound { .. }
+            | Self::OrderNotCancellable { .. }
+            | Self::Declined { .. }
+            | Self::OrderNotPayable { .. }
+            | Self::PaymentMismatch(_)
+            | Self::PaymentNotRefundable { .. }
+            | Self::RefundExceedsPayment { .. } => ErrorClass::Permanent,
+            Self::PaymentInProgress | Self::ProcessorUnavailable => ErrorClass::Retryable,
+            Self::ProcessorTimeout | Self::Database(_) => ErrorClass::Unknown,
             _ => ErrorClass::Rejected,
         }
     }
@@ -90,6 +126,9 @@ impl ApiError {
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
             Self::KeyInUse { retry_after_secs } => Some(*retry_after_secs),
+            Self::PaymentInProgress | Self::ProcessorUnavailable | Self::ProcessorTimeout => {
+                Some(1)
+            }
             Self::Database(_) => Some(5),
             _ => None,
         }
@@ -104,6 +143,7 @@ impl ApiError {
         match self {
             Self::KeyReused => "Idempotency-Key reused with a different request",
             Self::KeyInUse { .. } => "Idempotency-Key in use",
+            Self::Declined { .. } => "Payment declined",
             Self::Validation { .. } => "Request failed validation",
             _ => self.status_code().canonical_reason().unwrap_or("Error"),
         }
@@ -122,6 +162,9 @@ impl ApiError {
         });
         if let Self::Validation { param, .. } | Self::InvalidQuery { param, .. } = self {
             problem["param"] = json!(param);
+        }
+        if let Self::Declined { payment_id, .. } = self {
+            problem["payment_id"] = json!(payment_id);
         }
         serde_json::to_vec(&problem).expect("a serde_json::Value always serialises")
     }
@@ -152,7 +195,13 @@ impl ResponseError for ApiError {
             | Self::AmbiguousJson(_)
             | Self::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Validation { .. } | Self::PaymentMismatch(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Declined { .. } => StatusCode::PAYMENT_REQUIRED,
+            Self::OrderNotPayable { .. }
+            | Self::PaymentInProgress
+            | Self::PaymentNotRefundable { .. }
+            | Self::RefundExceedsPayment { .. } => StatusCode::CONFLICT,
+            Self::ProcessorUnavailable | Self::ProcessorTimeout => StatusCode::SERVICE_UNAVAILABLE,
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
             Self::OrderNotCancellable { .. } | Self::KeyReused | Self::KeyInUse { .. } => {

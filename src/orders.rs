@@ -9,6 +9,7 @@ use crate::db::orders::{self as rows, OrderRow};
 use crate::db::{self, DbConnection};
 use crate::domain::ids;
 use crate::domain::order::{status, NewOrder, Order};
+use crate::domain::payment::status::PROCESSING;
 use crate::error::ApiError;
 use crate::idempotency::finish::finish;
 use crate::idempotency::{Lease, StoredResponse};
@@ -54,7 +55,8 @@ pub fn create(
 }
 
 /// Cancels an order awaiting payment → 200 with the order; cancelling a cancelled order
-/// returns it unchanged. Errors: 404 unknown order, 409 `order_not_cancellable`.
+/// returns it unchanged. Errors: 404 unknown order, 409 `order_not_cancellable`, 409
+/// `payment_in_progress` (retryable) while a payment of the order is processing.
 pub fn cancel(
     conn: &mut DbConnection,
     merchant_id: &str,
@@ -62,8 +64,13 @@ pub fn cancel(
     keyed: Keyed,
 ) -> Result<StoredResponse, ApiError> {
     db::write_transaction(conn, |conn| {
+        // Lock first: a payment's phase 1 takes the same lock, so the two serialise.
+        rows::lock(conn, merchant_id, id)?;
         let order = find(conn, merchant_id, id)?;
         order.check_cancellable()?;
+        if crate::db::payments::live_for_order(conn, id)?.is_some_and(|p| p.status == PROCESSING) {
+            return Err(ApiError::PaymentInProgress);
+        }
         let now = db::now(conn)?;
         rows::transition(conn, id, status::AWAITING_PAYMENT, status::CANCELLED, now)?;
         let response = json_response(StatusCode::OK, &find(conn, merchant_id, id)?, None);

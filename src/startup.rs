@@ -2,6 +2,7 @@
 //! tests, reported back through [`Application::port`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::Server;
 use actix_web::middleware::{from_fn, ErrorHandlers};
@@ -9,6 +10,7 @@ use actix_web::{web, App, HttpServer};
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
+use crate::processor::simulator::Simulator;
 use crate::state::AppState;
 use crate::{merchants, routes, telemetry};
 
@@ -19,7 +21,12 @@ pub struct Application {
 }
 
 /// Endpoints whose key TTL can be overridden with `--key-ttl-override`.
-pub const ENDPOINTS: &[&str] = &["create_order", "cancel_order"];
+pub const ENDPOINTS: &[&str] = &[
+    "create_order",
+    "cancel_order",
+    "create_payment",
+    "create_refund",
+];
 
 /// Opens the pool and migrates the database, reporting the database's own error.
 pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
@@ -51,12 +58,23 @@ impl Application {
                 ENDPOINTS.join(", ")
             ));
         }
+        if config.slow_processor_ms + config.processor_latency_ms >= config.lease_secs * 1000 {
+            return Err(
+                "--slow-processor-ms plus --processor-latency-ms must stay below the lease".into(),
+            );
+        }
         let pool = prepare_database(&config)?;
+        let processor = Arc::new(Simulator::new(
+            pool.clone(),
+            Duration::from_millis(config.processor_latency_ms),
+            Duration::from_millis(config.slow_processor_ms),
+        ));
         let (bind, workers, body_limit) = (config.bind, config.workers, config.body_limit_bytes);
         let state = AppState {
             pool,
             config: Arc::new(config),
             merchants: Default::default(),
+            processor,
         };
         let mut server = HttpServer::new(move || {
             App::new()

@@ -1,11 +1,12 @@
 //! The state every request handler shares: the pool, the configuration and the
-//! merchant cache.
+//! merchant cache, and the payment processor.
 
 use std::sync::Arc;
 
 use crate::auth::MerchantCache;
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::processor::simulator::Simulator;
 
 /// Shared, cheaply cloned application state.
 #[derive(Clone)]
@@ -13,4 +14,6 @@ pub struct AppState {
     pub pool: DbPool,
     pub config: Arc<Config>,
     pub merchants: MerchantCache,
+    /// The payment processor (the built-in simulator).
+    pub processor: Arc<Simulator>,
 }

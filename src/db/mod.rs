@@ -6,6 +6,8 @@
 //! libpq's or SQLite's real message instead of diesel's generic multi-connection error.
 
 pub mod orders;
+pub mod payments;
+pub mod refunds;
 pub mod schema;
 
 use std::time::Duration;

@@ -51,6 +51,7 @@ impl OrderRow {
             currency: self.currency,
             status: self.status,
             amount_paid: self.amount_paid,
+            amount_refunded: self.amount_refunded,
             description: self.description,
             metadata: serde_json::from_str(&self.metadata).unwrap_or_default(),
             created_at: self.created_at,
@@ -111,4 +112,70 @@ pub fn transition(
         .set((orders::status.eq(to), orders::updated_at.eq(now)))
         .execute(conn)?;
     Ok(rows == 1)
+}
+
+/// Locks the merchant's order row for the rest of the transaction (a no-op update, so
+/// it works on both backends: a row lock on PostgreSQL; SQLite's IMMEDIATE transaction
+/// already holds the write lock). Payment and cancel take it first, so they serialise.
+/// Returns whether the order exists.
+pub fn lock(conn: &mut DbConnection, merchant_id: &str, id: &str) -> QueryResult<bool> {
+    let rows = diesel::update(orders::table)
+        .filter(orders::merchant_id.eq(merchant_id))
+        .filter(orders::id.eq(id))
+        .set(orders::updated_at.eq(orders::updated_at))
+        .execute(conn)?;
+    Ok(rows == 1)
+}
+
+/// Records a captured payment of `amount`: the order becomes `paid`.
+pub fn record_payment(
+    conn: &mut DbConnection,
+    id: &str,
+    amount: i64,
+    now: NaiveDateTime,
+) -> QueryResult<bool> {
+    use crate::domain::order::status;
+    let rows = diesel::update(orders::table)
+        .filter(orders::id.eq(id))
+        .filter(orders::status.eq(status::AWAITING_PAYMENT))
+        .set((
+            orders::amount_paid.eq(orders::amount_paid + amount),
+            orders::status.eq(status::PAID),
+            orders::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(rows == 1)
+}
+
+/// Records a refund of `amount`: the order becomes `refunded` once everything paid was
+/// refunded, else `partially_refunded`. The increment comes first and locks the row, so
+/// concurrent refunds never lose an update.
+pub fn record_refund(
+    conn: &mut DbConnection,
+    id: &str,
+    amount: i64,
+    now: NaiveDateTime,
+) -> QueryResult<()> {
+    use crate::domain::order::status;
+    diesel::update(orders::table)
+        .filter(orders::id.eq(id))
+        .set((
+            orders::amount_refunded.eq(orders::amount_refunded + amount),
+            orders::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    let (paid, refunded): (i64, i64) = orders::table
+        .find(id)
+        .select((orders::amount_paid, orders::amount_refunded))
+        .first(conn)?;
+    let to = if refunded >= paid {
+        status::REFUNDED
+    } else {
+        status::PARTIALLY_REFUNDED
+    };
+    diesel::update(orders::table)
+        .filter(orders::id.eq(id))
+        .set(orders::status.eq(to))
+        .execute(conn)
+        .map(drop)
 }

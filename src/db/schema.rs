@@ -50,4 +50,60 @@ diesel::table! {
     }
 }
 
-diesel::allow_tables_to_appear_in_same_query!(merchants, idempotency_records, orders);
+diesel::table! {
+    payments (id) {
+        id -> Text,
+        merchant_id -> Text,
+        order_id -> Text,
+        amount -> BigInt,
+        currency -> Text,
+        status -> Text,
+        payment_method -> Text,
+        failure_code -> Nullable<Text>,
+        failure_message -> Nullable<Text>,
+        amount_refunded -> BigInt,
+        amount_reserved -> BigInt,
+        processor_key -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    refunds (id) {
+        id -> Text,
+        merchant_id -> Text,
+        payment_id -> Text,
+        amount -> BigInt,
+        currency -> Text,
+        status -> Text,
+        reason -> Nullable<Text>,
+        failure_code -> Nullable<Text>,
+        processor_key -> Text,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    simulator_operations (processor_key) {
+        processor_key -> Text,
+        kind -> Text,
+        amount -> BigInt,
+        currency -> Text,
+        payment_method -> Text,
+        status -> Text,
+        decline_code -> Nullable<Text>,
+        calls -> Integer,
+        created_at -> Timestamp,
+        updated_at -> Timestamp,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    merchants,
+    idempotency_records,
+    orders,
+    payments,
+    refunds
+);

@@ -3,6 +3,10 @@
 
 /// Order ids.
 pub const ORDER: &str = "ord_";
+/// Payment ids.
+pub const PAYMENT: &str = "pay_";
+/// Refund ids.
+pub const REFUND: &str = "re_";
 /// Merchant ids.
 pub const MERCHANT: &str = "mer_";
 

@@ -1,9 +1,10 @@
-//! The domain: money, orders and their rules, and resource ids. No I/O.
+//! The domain: money, orders, payments and refunds, their rules, and resource ids. No I/O.
 
 pub mod fields;
 pub mod ids;
 pub mod money;
 pub mod order;
+pub mod payment;
 
 use chrono::NaiveDateTime;
 use serde::Serializer;

@@ -20,6 +20,8 @@ pub const MAX_METADATA_VALUE: usize = 500;
 pub mod status {
     pub const AWAITING_PAYMENT: &str = "awaiting_payment";
     pub const PAID: &str = "paid";
+    pub const PARTIALLY_REFUNDED: &str = "partially_refunded";
+    pub const REFUNDED: &str = "refunded";
     pub const CANCELLED: &str = "cancelled";
 }
 
@@ -100,6 +102,7 @@ pub struct Order {
     pub currency: String,
     pub status: String,
     pub amount_paid: i64,
+    pub amount_refunded: i64,
     pub description: Option<String>,
     pub metadata: Map<String, Value>,
     #[serde(serialize_with = "super::rfc3339")]

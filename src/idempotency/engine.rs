@@ -135,12 +135,7 @@ where
 /// down) leaves the record `processing` until its lease ends, which is safe.
 async fn settle(pool: &DbPool, lease: Lease, error: &ApiError, ttl: TimeDelta) {
     let class = error.class();
-    let response = StoredResponse {
-        status: error_status(error),
-        body: error.problem_body(),
-        content_type: PROBLEM_JSON.to_owned(),
-        location: None,
-    };
+    let response = problem_response(error);
     let result = db::run(pool, move |conn| match class {
         ErrorClass::Permanent => finish(conn, &lease, &response, None, ttl),
         ErrorClass::Retryable | ErrorClass::Rejected => release_retryable(conn, &lease, ttl),
@@ -152,8 +147,14 @@ async fn settle(pool: &DbPool, lease: Lease, error: &ApiError, ttl: TimeDelta) {
     }
 }
 
-fn error_status(error: &ApiError) -> u16 {
-    actix_web::ResponseError::status_code(error).as_u16()
+/// The stored form of an error response: its status and RFC 9457 problem body.
+pub fn problem_response(error: &ApiError) -> StoredResponse {
+    StoredResponse {
+        status: actix_web::ResponseError::status_code(error).as_u16(),
+        body: error.problem_body(),
+        content_type: PROBLEM_JSON.to_owned(),
+        location: None,
+    }
 }
 
 /// Builds the HTTP response for a stored response; a replay carries

@@ -3,6 +3,8 @@
 
 mod health;
 mod orders;
+mod page;
+mod payments;
 
 use actix_web::dev::ServiceResponse;
 use actix_web::http::header::{self, HeaderValue};
@@ -24,20 +26,33 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/orders"),
     ("GET", "/orders/{id}"),
     ("POST", "/orders/{id}/cancel"),
+    ("POST", "/payments"),
+    ("GET", "/payments"),
+    ("GET", "/payments/{id}"),
+    ("POST", "/payments/{id}/refunds"),
+    ("GET", "/refunds/{id}"),
 ];
 
 /// Registers the routes of [`ROUTES`].
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(health::healthz))
-        .route("/readyz", web::get().to(health::readyz))
-        .route("/openapi.yaml", web::get().to(health::openapi))
+    cfg.service(web::resource("/healthz").route(web::get().to(health::healthz)))
+        .service(web::resource("/readyz").route(web::get().to(health::readyz)))
+        .service(web::resource("/openapi.yaml").route(web::get().to(health::openapi)))
         .service(
             web::resource("/orders")
                 .route(web::post().to(orders::create))
                 .route(web::get().to(orders::list)),
         )
         .service(web::resource("/orders/{id}").route(web::get().to(orders::get)))
-        .service(web::resource("/orders/{id}/cancel").route(web::post().to(orders::cancel)));
+        .service(web::resource("/orders/{id}/cancel").route(web::post().to(orders::cancel)))
+        .service(
+            web::resource("/payments")
+                .route(web::post().to(payments::create))
+                .route(web::get().to(payments::list)),
+        )
+        .service(web::resource("/payments/{id}").route(web::get().to(payments::get)))
+        .service(web::resource("/payments/{id}/refunds").route(web::post().to(payments::refund)))
+        .service(web::resource("/refunds/{id}").route(web::get().to(payments::get_refund)));
 }
 
 /// The response for a path no route matches: 404 problem+json.

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use serde_json::json;
 
+use super::page::Page;
 use super::{identity, json_body, required_key};
 use crate::auth::Merchant;
 use crate::db::{self, orders::OrderRow};
@@ -92,66 +92,16 @@ pub async fn list(
     merchant: Merchant,
     query: web::Query<HashMap<String, String>>,
 ) -> Result<HttpResponse, ApiError> {
-    let page = Page::parse(&query, ids::ORDER)?;
+    let page = Page::parse(&query, ids::ORDER, &[])?;
+    let (cursor, limit) = (page.starting_after.clone(), page.limit + 1);
     let rows = db::run(&state.pool, move |conn| {
         Ok(db::orders::list(
             conn,
             &merchant.id,
-            page.starting_after.as_deref(),
-            page.limit + 1,
+            cursor.as_deref(),
+            limit,
         )?)
     })
     .await?;
-    let has_more = rows.len() as i64 > page.limit;
-    let data: Vec<_> = rows
-        .into_iter()
-        .take(page.limit as usize)
-        .map(OrderRow::view)
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({"object": "list", "data": data, "has_more": has_more})))
-}
-
-/// A list page: `limit` 1–100 (default 10) and an optional `starting_after` id.
-pub struct Page {
-    pub limit: i64,
-    pub starting_after: Option<String>,
-}
-
-impl Page {
-    /// Parses the query; 400 `invalid_query` for an unknown parameter, a bad limit, or a
-    /// malformed cursor (a well-formed unknown id is just a bound).
-    pub fn parse(query: &HashMap<String, String>, prefix: &str) -> Result<Self, ApiError> {
-        let invalid = |param: &str, message: &str| ApiError::InvalidQuery {
-            param: param.into(),
-            message: message.into(),
-        };
-        if let Some(unknown) = query
-            .keys()
-            .find(|k| !matches!(k.as_str(), "limit" | "starting_after"))
-        {
-            return Err(invalid(unknown, "unknown parameter"));
-        }
-        let limit = match query.get("limit") {
-            None => 10,
-            Some(raw) => raw
-                .parse::<i64>()
-                .ok()
-                .filter(|n| (1..=100).contains(n))
-                .ok_or_else(|| invalid("limit", "must be an integer from 1 to 100"))?,
-        };
-        let starting_after = query.get("starting_after").cloned();
-        if starting_after
-            .as_deref()
-            .is_some_and(|id| !ids::is_well_formed(prefix, id))
-        {
-            return Err(invalid(
-                "starting_after",
-                "must be an id returned by this API",
-            ));
-        }
-        Ok(Self {
-            limit,
-            starting_after,
-        })
-    }
+    Ok(page.respond(rows.into_iter().map(OrderRow::view).collect()))
 }

@@ -1,0 +1,3 @@
+DROP TABLE simulator_operations;
+DROP TABLE refunds;
+DROP TABLE payments;

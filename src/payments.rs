@@ -1,0 +1,190 @@
+//! Paying an order, in the atomic phases of DESIGN §3:
+//!
+//! 1. `started` → one transaction locks the order, checks it is payable, inserts the
+//!    payment (`processing`) and moves the record to `payment_created`.
+//! 2. The charge is sent with the payment's processor key (derived from the record).
+//! 3. One transaction settles the payment, the order and the record.
+//!
+//! A retry or a recovery enters at the record's recovery point and re-sends the same
+//! charge with the same key; the processor answers with the first result.
+
+use actix_web::http::StatusCode;
+use chrono::TimeDelta;
+
+use crate::db::orders as order_rows;
+use crate::db::payments::{self as rows, PaymentRow};
+use crate::db::{self, DbConnection};
+use crate::domain::ids;
+use crate::domain::order::status as order_status;
+use crate::domain::payment::{status, NewPayment};
+use crate::error::ApiError;
+use crate::idempotency::engine::problem_response;
+use crate::idempotency::finish::{advance, finish};
+use crate::idempotency::record::STARTED;
+use crate::idempotency::{Lease, StoredResponse};
+use crate::orders::json_response;
+use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
+use crate::state::AppState;
+
+/// The recovery point after phase 1.
+pub const PAYMENT_CREATED: &str = "payment_created";
+
+/// Runs (or resumes) the payment of `new` under `lease`; see the module docs.
+pub async fn pay(
+    state: AppState,
+    merchant_id: String,
+    new: NewPayment,
+    lease: Lease,
+    ttl: TimeDelta,
+) -> Result<StoredResponse, ApiError> {
+    let pool = state.pool.clone();
+    let lease = if lease.recovery_point == STARTED {
+        db::run(&pool, move |conn| {
+            create_payment(conn, &merchant_id, &new, lease)
+        })
+        .await?
+    } else {
+        lease
+    };
+    let payment_id = lease
+        .resource_id
+        .clone()
+        .ok_or_else(|| ApiError::Database("payment record has no payment id".into()))?;
+    let id = payment_id.clone();
+    let payment = db::run(&pool, move |conn| Ok(rows::find_by_id(conn, &id)?)).await?;
+    let outcome = state
+        .processor
+        .charge(Operation {
+            processor_key: payment.processor_key.clone(),
+            amount: payment.amount,
+            currency: payment.currency.clone(),
+            payment_method: payment.payment_method.clone(),
+        })
+        .await;
+    if state.config.faults.crash_after_processor_call {
+        return Err(ApiError::Database(
+            "injected fault: lost between phase 2 and phase 3".into(),
+        ));
+    }
+    match outcome {
+        Ok(outcome) => {
+            db::run(&pool, move |conn| {
+                settle(conn, payment, outcome, &lease, ttl)
+            })
+            .await
+        }
+        Err(ProcessorError::Unavailable) => Err(ApiError::ProcessorUnavailable),
+        Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
+    }
+}
+
+/// Phase 1: validate against the order and create the `processing` payment.
+fn create_payment(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    new: &NewPayment,
+    mut lease: Lease,
+) -> Result<Lease, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let not_found = || ApiError::NotFound {
+            resource: "order",
+            id: new.order_id.clone(),
+        };
+        if !order_rows::lock(conn, merchant_id, &new.order_id)? {
+            return Err(not_found());
+        }
+        let order = order_rows::find(conn, merchant_id, &new.order_id)?.ok_or_else(not_found)?;
+        if let Some(live) = rows::live_for_order(conn, &order.id)? {
+            return Err(match live.status.as_str() {
+                status::PROCESSING => ApiError::PaymentInProgress,
+                _ => ApiError::OrderNotPayable {
+                    status: order.status,
+                },
+            });
+        }
+        if order.status != order_status::AWAITING_PAYMENT {
+            return Err(ApiError::OrderNotPayable {
+                status: order.status,
+            });
+        }
+        let outstanding = order.amount - order.amount_paid;
+        if new.amount.is_some_and(|a| a != outstanding) {
+            return Err(ApiError::PaymentMismatch(format!(
+                "amount must equal the order's outstanding amount, {outstanding}"
+            )));
+        }
+        if new.currency.as_ref().is_some_and(|c| *c != order.currency) {
+            return Err(ApiError::PaymentMismatch(format!(
+                "currency must equal the order's currency, {}",
+                order.currency
+            )));
+        }
+        let now = db::now(conn)?;
+        let row = PaymentRow {
+            id: ids::new_id(ids::PAYMENT),
+            merchant_id: merchant_id.to_owned(),
+            order_id: order.id,
+            amount: outstanding,
+            currency: order.currency,
+            status: status::PROCESSING.to_owned(),
+            payment_method: new.payment_method.clone(),
+            failure_code: None,
+            failure_message: None,
+            amount_refunded: 0,
+            amount_reserved: 0,
+            processor_key: format!("pk_{}_charge", lease.record_id),
+            created_at: now,
+            updated_at: now,
+        };
+        rows::insert(conn, &row)?;
+        advance(conn, &mut lease, PAYMENT_CREATED, &row.id)?;
+        Ok(lease)
+    })
+}
+
+/// Phase 3: settle the payment and the order, and finish the record, in one transaction.
+/// A decline is a stored 402 naming the failed payment.
+fn settle(
+    conn: &mut DbConnection,
+    payment: PaymentRow,
+    outcome: Outcome,
+    lease: &Lease,
+    ttl: TimeDelta,
+) -> Result<StoredResponse, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now(conn)?;
+        let response = match outcome {
+            Outcome::Succeeded => {
+                rows::settle(conn, &payment.id, status::SUCCEEDED, None, now)?;
+                if !order_rows::record_payment(conn, &payment.order_id, payment.amount, now)? {
+                    return Err(ApiError::Database(format!(
+                        "order {} left awaiting_payment during payment",
+                        payment.order_id
+                    )));
+                }
+                let view = rows::find_by_id(conn, &payment.id)?.view();
+                json_response(
+                    StatusCode::CREATED,
+                    &view,
+                    Some(format!("/payments/{}", payment.id)),
+                )
+            }
+            Outcome::Declined { code, message } => {
+                rows::settle(
+                    conn,
+                    &payment.id,
+                    status::FAILED,
+                    Some((&code, &message)),
+                    now,
+                )?;
+                problem_response(&ApiError::Declined {
+                    code,
+                    message,
+                    payment_id: payment.id.clone(),
+                })
+            }
+        };
+        finish(conn, lease, &response, Some(&payment.id), ttl)?;
+        Ok(response)
+    })
+}

@@ -1,0 +1,51 @@
+//! The payment processor boundary: a [`PaymentProcessor`] trait and the built-in
+//! [`simulator::Simulator`].
+//!
+//! Every call carries a processor idempotency key derived from the idempotency record,
+//! so re-sending a call (a client's retry or a recovery) never moves money twice. A
+//! resume re-sends the same call: "not found" never means "not charged".
+
+pub mod simulator;
+
+use std::future::Future;
+
+/// One money movement: a charge of a payment or a refund of one.
+#[derive(Debug, Clone)]
+pub struct Operation {
+    /// The processor idempotency key: one per payment or refund, kept across retries.
+    pub processor_key: String,
+    /// Minor units.
+    pub amount: i64,
+    /// ISO 4217.
+    pub currency: String,
+    /// The test payment method (`pm_card_visa`, …) that decides the simulator's answer.
+    pub payment_method: String,
+}
+
+/// What the processor answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Money moved.
+    Succeeded,
+    /// The card was refused for good (`card_declined`, `insufficient_funds`).
+    Declined { code: String, message: String },
+}
+
+/// A call that got no definite answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProcessorError {
+    /// The processor said nothing happened; the same call may be sent again.
+    #[error("the payment processor is unavailable; nothing was charged")]
+    Unavailable,
+    /// The call was sent and no answer came: it may or may not have moved money.
+    #[error("the payment processor did not answer; the outcome is unknown")]
+    Timeout,
+}
+
+/// A payment processor. Both calls are idempotent on `Operation::processor_key`.
+pub trait PaymentProcessor: Send + Sync {
+    /// Charges a payment method.
+    fn charge(&self, op: Operation) -> impl Future<Output = Result<Outcome, ProcessorError>>;
+    /// Refunds (part of) a charge.
+    fn refund(&self, op: Operation) -> impl Future<Output = Result<Outcome, ProcessorError>>;
+}

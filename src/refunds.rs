@@ -1,0 +1,173 @@
+//! Refunding a payment, in the same phases as paying:
+//!
+//! 1. `started` → one transaction reserves the amount on the payment with a conditional
+//!    UPDATE (refunded + reserved + amount ≤ captured, else 409
+//!    `refund_exceeds_payment`), inserts the refund (`processing`) and moves the record
+//!    to `refund_created`.
+//! 2. The refund is sent with its processor key.
+//! 3. One transaction settles the refund, the payment's reservation, the order's
+//!    refunded total and status, and the record. A failed refund releases its reservation.
+
+use actix_web::http::StatusCode;
+use chrono::TimeDelta;
+
+use crate::db::orders as order_rows;
+use crate::db::payments as payment_rows;
+use crate::db::refunds::{self as rows, RefundRow};
+use crate::db::{self, DbConnection};
+use crate::domain::ids;
+use crate::domain::payment::{status, NewRefund};
+use crate::error::ApiError;
+use crate::idempotency::engine::problem_response;
+use crate::idempotency::finish::{advance, finish};
+use crate::idempotency::record::STARTED;
+use crate::idempotency::{Lease, StoredResponse};
+use crate::orders::json_response;
+use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
+use crate::state::AppState;
+
+/// The recovery point after phase 1.
+pub const REFUND_CREATED: &str = "refund_created";
+
+/// Runs (or resumes) a refund of payment `payment_id` under `lease`.
+pub async fn refund(
+    state: AppState,
+    merchant_id: String,
+    payment_id: String,
+    new: NewRefund,
+    lease: Lease,
+    ttl: TimeDelta,
+) -> Result<StoredResponse, ApiError> {
+    let pool = state.pool.clone();
+    let lease = if lease.recovery_point == STARTED {
+        db::run(&pool, move |conn| {
+            create_refund(conn, &merchant_id, &payment_id, &new, lease)
+        })
+        .await?
+    } else {
+        lease
+    };
+    let refund_id = lease
+        .resource_id
+        .clone()
+        .ok_or_else(|| ApiError::Database("refund record has no refund id".into()))?;
+    let (refund, method) = db::run(&pool, move |conn| {
+        let refund = rows::find_by_id(conn, &refund_id)?;
+        let payment = payment_rows::find_by_id(conn, &refund.payment_id)?;
+        Ok((refund, payment.payment_method))
+    })
+    .await?;
+    let outcome = state
+        .processor
+        .refund(Operation {
+            processor_key: refund.processor_key.clone(),
+            amount: refund.amount,
+            currency: refund.currency.clone(),
+            payment_method: method,
+        })
+        .await;
+    if state.config.faults.crash_after_processor_call {
+        return Err(ApiError::Database(
+            "injected fault: lost between phase 2 and phase 3".into(),
+        ));
+    }
+    match outcome {
+        Ok(outcome) => {
+            db::run(&pool, move |conn| {
+                settle(conn, refund, outcome, &lease, ttl)
+            })
+            .await
+        }
+        Err(ProcessorError::Unavailable) => Err(ApiError::ProcessorUnavailable),
+        Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
+    }
+}
+
+/// Phase 1: reserve the amount and create the `processing` refund.
+fn create_refund(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    payment_id: &str,
+    new: &NewRefund,
+    mut lease: Lease,
+) -> Result<Lease, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let payment = payment_rows::find(conn, merchant_id, payment_id)?.ok_or_else(|| {
+            ApiError::NotFound {
+                resource: "payment",
+                id: payment_id.to_owned(),
+            }
+        })?;
+        if payment.status != status::SUCCEEDED {
+            return Err(ApiError::PaymentNotRefundable {
+                status: payment.status,
+            });
+        }
+        let amount = new.amount.unwrap_or_else(|| payment.refundable());
+        let now = db::now(conn)?;
+        if amount <= 0 || !payment_rows::reserve(conn, &payment.id, amount, now)? {
+            let available = payment_rows::find_by_id(conn, &payment.id)?.refundable();
+            return Err(ApiError::RefundExceedsPayment { available });
+        }
+        let row = RefundRow {
+            id: ids::new_id(ids::REFUND),
+            merchant_id: merchant_id.to_owned(),
+            payment_id: payment.id,
+            amount,
+            currency: payment.currency,
+            status: status::PROCESSING.to_owned(),
+            reason: new.reason.clone(),
+            failure_code: None,
+            processor_key: format!("pk_{}_refund", lease.record_id),
+            created_at: now,
+            updated_at: now,
+        };
+        rows::insert(conn, &row)?;
+        advance(conn, &mut lease, REFUND_CREATED, &row.id)?;
+        Ok(lease)
+    })
+}
+
+/// Phase 3: settle the refund, the reservation, the order and the record together.
+fn settle(
+    conn: &mut DbConnection,
+    refund: RefundRow,
+    outcome: Outcome,
+    lease: &Lease,
+    ttl: TimeDelta,
+) -> Result<StoredResponse, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now(conn)?;
+        let succeeded = outcome == Outcome::Succeeded;
+        let final_status = if succeeded {
+            status::SUCCEEDED
+        } else {
+            status::FAILED
+        };
+        let failure = match &outcome {
+            Outcome::Declined { code, .. } => Some(code.as_str()),
+            Outcome::Succeeded => None,
+        };
+        rows::settle(conn, &refund.id, final_status, failure, now)?;
+        payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, succeeded, now)?;
+        let response = match outcome {
+            Outcome::Succeeded => {
+                let order_id = payment_rows::find_by_id(conn, &refund.payment_id)?.order_id;
+                order_rows::record_refund(conn, &order_id, refund.amount, now)?;
+                let view = rows::find_by_id(conn, &refund.id)?.view();
+                json_response(
+                    StatusCode::CREATED,
+                    &view,
+                    Some(format!("/refunds/{}", refund.id)),
+                )
+            }
+            Outcome::Declined { code, message } => problem_response(&ApiError::Declined {
+                code,
+                message,
+                payment_id: refund.payment_id.clone(),
+            }),
+        };
+        finish(conn, lease, &response, Some(&refund.id), ttl)?;
+        Ok(response)
+    })
+}

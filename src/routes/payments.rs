@@ -1,0 +1,125 @@
+//! Payment and refund handlers: `POST /payments`, `GET /payments/{id}`,
+//! `GET /payments`, `POST /payments/{id}/refunds`, `GET /refunds/{id}`.
+
+use std::collections::HashMap;
+
+use actix_web::{web, HttpRequest, HttpResponse};
+
+use super::page::Page;
+use super::{identity, json_body, required_key};
+use crate::auth::Merchant;
+use crate::db::{self, payments::PaymentRow};
+use crate::domain::ids;
+use crate::domain::payment::{NewPayment, NewRefund};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::{idempotency, payments, refunds};
+
+/// `POST /payments` (Idempotency-Key required) → 201 payment, or a stored 402 decline.
+pub async fn create(
+    state: web::Data<AppState>,
+    merchant: Merchant,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let key = required_key(&req)?;
+    let json = json_body(&req, &body)?;
+    let new = NewPayment::from_json(&json)?;
+    let request = identity(&merchant, key, &req, Some(&json));
+    let ttl = state.config.key_ttl("create_payment");
+    let app = state.get_ref().clone();
+    idempotency::execute(&state, request, ttl, move |lease| {
+        payments::pay(app, merchant.id, new, lease, ttl)
+    })
+    .await
+}
+
+/// `POST /payments/{id}/refunds` (Idempotency-Key required; body `{amount?, reason?}`,
+/// may be empty) → 201 refund.
+pub async fn refund(
+    state: web::Data<AppState>,
+    merchant: Merchant,
+    req: HttpRequest,
+    id: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let key = required_key(&req)?;
+    let json = if body.is_empty() {
+        None
+    } else {
+        Some(json_body(&req, &body)?)
+    };
+    let new = NewRefund::from_json(json.as_ref())?;
+    let request = identity(&merchant, key, &req, json.as_ref());
+    let ttl = state.config.key_ttl("create_refund");
+    let (app, payment_id) = (state.get_ref().clone(), id.into_inner());
+    idempotency::execute(&state, request, ttl, move |lease| {
+        refunds::refund(app, merchant.id, payment_id, new, lease, ttl)
+    })
+    .await
+}
+
+/// `GET /payments/{id}` → 200 payment, 404 when the merchant has none by that id.
+pub async fn get(
+    state: web::Data<AppState>,
+    merchant: Merchant,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let row = db::run(&state.pool, move |conn| {
+        let found = match ids::is_well_formed(ids::PAYMENT, &id) {
+            true => db::payments::find(conn, &merchant.id, &id)?,
+            false => None,
+        };
+        found.ok_or(ApiError::NotFound {
+            resource: "payment",
+            id,
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(row.view()))
+}
+
+/// `GET /payments?order_id=&limit=&starting_after=` → a page of payments, newest first.
+pub async fn list(
+    state: web::Data<AppState>,
+    merchant: Merchant,
+    query: web::Query<HashMap<String, String>>,
+) -> Result<HttpResponse, ApiError> {
+    let page = Page::parse(&query, ids::PAYMENT, &["order_id"])?;
+    let order_id = query.get("order_id").cloned();
+    let limit = page.limit + 1;
+    let cursor = page.starting_after.clone();
+    let rows = db::run(&state.pool, move |conn| {
+        Ok(db::payments::list(
+            conn,
+            &merchant.id,
+            order_id.as_deref(),
+            cursor.as_deref(),
+            limit,
+        )?)
+    })
+    .await?;
+    Ok(page.respond(rows.into_iter().map(PaymentRow::view).collect()))
+}
+
+/// `GET /refunds/{id}` → 200 refund, 404 when the merchant has none by that id.
+pub async fn get_refund(
+    state: web::Data<AppState>,
+    merchant: Merchant,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = id.into_inner();
+    let row = db::run(&state.pool, move |conn| {
+        let found = match ids::is_well_formed(ids::REFUND, &id) {
+            true => db::refunds::find(conn, &merchant.id, &id)?,
+            false => None,
+        };
+        found.ok_or(ApiError::NotFound {
+            resource: "refund",
+            id,
+        })
+    })
+    .await?;
+    Ok(HttpResponse::Ok().json(row.view()))
+}
