@@ -20,7 +20,7 @@ pub struct TestApp {
     pub database_url: String,
     handle: actix_web::dev::ServerHandle,
     thread: Option<JoinHandle<()>>,
-    _db: crate::pg::TestDb,
+    db: Option<crate::pg::TestDb>,
 }
 
 /// Starts a server with default settings; `None` (test skipped) for PostgreSQL when
@@ -32,9 +32,14 @@ pub fn spawn_app(backend: Backend) -> Option<TestApp> {
 /// Starts a server after `configure` adjusts the settings.
 pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestApp> {
     let db = crate::pg::TestDb::create(backend)?;
+    Some(start(db, configure))
+}
+
+fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp {
     let mut config = Config::for_database(&db.url);
     config.workers = 1;
     config.demo = true;
+    config.slow_processor_ms = 1500;
     configure(&mut config);
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::spawn(move || {
@@ -53,22 +58,43 @@ pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> 
         .recv()
         .expect("server thread reports")
         .expect("server starts");
-    Some(TestApp {
+    TestApp {
         base: format!("http://127.0.0.1:{port}"),
         api_key: idempay::merchants::DEMO_API_KEY.to_owned(),
         database_url: db.url.clone(),
         handle,
         thread: Some(thread),
-        _db: db,
-    })
+        db: Some(db),
+    }
 }
 
-impl Drop for TestApp {
-    fn drop(&mut self) {
+impl TestApp {
+    /// Stops this server and starts a new one on the same database (as after a crash
+    /// and a deploy), with `configure` applied to fresh default settings.
+    pub fn restart(mut self, configure: impl FnOnce(&mut Config)) -> TestApp {
+        self.stop();
+        let db = self.db.take().expect("a running app owns its database");
+        start(db, configure)
+    }
+
+    fn stop(&mut self) {
         actix_web::rt::System::new().block_on(self.handle.stop(false));
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
+    }
+
+    /// How many charges (or refunds) the simulated processor settled: money moved.
+    pub fn settled(&self, kind: &str) -> i64 {
+        let target = idempay::db::Target::parse(&self.database_url).expect("test URL parses");
+        let mut conn = idempay::db::establish(&target).expect("test database connects");
+        idempay::processor::simulator::settled_count(&mut conn, kind).expect("ledger readable")
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -213,6 +239,19 @@ impl TestApp {
             .as_array()
             .expect("data is a list")
             .len()
+    }
+
+    /// Pays `order_id` with `method` under `key`.
+    pub fn pay(&self, key: &str, order_id: &str, method: &str) -> Reply {
+        let body = format!(r#"{{"order_id":"{order_id}","payment_method":"{method}"}}"#);
+        self.post("/payments", Some(key), &body)
+    }
+
+    /// Creates an order of `amount` EUR and returns its id.
+    pub fn order(&self, amount: i64) -> String {
+        let key = uuid::Uuid::new_v4().to_string();
+        let order = self.create_order(&key, &format!(r#"{{"amount":{amount},"currency":"EUR"}}"#));
+        order["id"].as_str().expect("order id").to_owned()
     }
 
     /// Creates an order and returns its JSON.

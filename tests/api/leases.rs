@@ -49,6 +49,7 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
     // completes; the stalled owner then finds its lock_token gone and commits nothing.
     let Some(app) = spawn_app_with(backend, |c| {
         c.lease_secs = 1;
+        c.slow_processor_ms = 0;
         c.faults.stall_first_attempt = Some(Duration::from_secs(4));
     }) else {
         return;

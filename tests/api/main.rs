@@ -6,6 +6,9 @@ mod pg;
 
 mod auth_and_errors;
 mod cases;
+mod concurrency;
 mod leases;
 mod orders;
+mod payments;
+mod refunds;
 mod validation;

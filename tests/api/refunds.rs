@@ -1,0 +1,168 @@
+//! Refunds through HTTP: amounts, order status, every outcome, and their replays.
+
+use crate::helpers::{spawn_app, Backend, TestApp};
+
+fn paid_order(app: &TestApp, amount: i64, method: &str) -> (String, String) {
+    let order = app.order(amount);
+    let mut paid = app.pay(&format!("pay-{order}"), &order, method);
+    if paid.status == 503 {
+        paid = app.pay(&format!("pay-{order}"), &order, method); // flaky/timeout: one retry
+    }
+    assert_eq!(paid.status, 201, "{}", paid.text());
+    (order, paid.json()["id"].as_str().unwrap().to_owned())
+}
+
+fn partial_then_full_refund(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let (order, payment) = paid_order(&app, 1000, "pm_card_visa");
+    let path = format!("/payments/{payment}/refunds");
+    let partial = app.post(
+        &path,
+        Some("r1"),
+        r#"{"amount":300,"reason":"requested_by_customer"}"#,
+    );
+    assert_eq!(partial.status, 201, "{}", partial.text());
+    let refund = partial.json();
+    let id = refund["id"].as_str().unwrap();
+    assert!(id.starts_with("re_"));
+    assert_eq!(
+        partial.header("location"),
+        Some(format!("/refunds/{id}").as_str())
+    );
+    assert_eq!(
+        (refund["amount"].as_i64(), refund["status"].as_str()),
+        (Some(300), Some("succeeded"))
+    );
+    assert_eq!(refund["reason"], "requested_by_customer");
+    assert_eq!(app.get(&format!("/refunds/{id}")).json(), refund);
+    assert_eq!(
+        app.get(&format!("/orders/{order}")).json()["status"],
+        "partially_refunded"
+    );
+    assert!(app
+        .post(
+            &path,
+            Some("r1"),
+            r#"{"reason":"requested_by_customer","amount":300}"#
+        )
+        .replayed());
+    // No amount: the rest.
+    let rest = app.post(&path, Some("r2"), "");
+    assert_eq!(
+        (rest.status, rest.json()["amount"].as_i64()),
+        (201, Some(700)),
+        "{}",
+        rest.text()
+    );
+    let order_now = app.get(&format!("/orders/{order}")).json();
+    assert_eq!(
+        (
+            order_now["status"].as_str(),
+            order_now["amount_refunded"].as_i64()
+        ),
+        (Some("refunded"), Some(1000))
+    );
+    assert_eq!(
+        app.get(&format!("/payments/{payment}")).json()["amount_refunded"],
+        1000
+    );
+    let nothing_left = app.post(&path, Some("r3"), r#"{"amount":1}"#);
+    assert_eq!(
+        (nothing_left.status, nothing_left.code().as_str()),
+        (409, "refund_exceeds_payment")
+    );
+    assert!(
+        app.post(&path, Some("r3"), r#"{"amount":1}"#).replayed(),
+        "a permanent failure is stored"
+    );
+    assert_eq!(app.settled("refund"), 2);
+}
+
+fn refund_errors(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let missing = app.post(
+        "/payments/pay_0000000000000000000000000000beef/refunds",
+        Some("x"),
+        "{}",
+    );
+    assert_eq!(
+        (missing.status, missing.code().as_str()),
+        (404, "resource_not_found")
+    );
+    let order = app.order(100);
+    let declined = app.pay("d", &order, "pm_card_declined").json()["payment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let not_refundable = app.post(&format!("/payments/{declined}/refunds"), Some("y"), "{}");
+    assert_eq!(
+        (not_refundable.status, not_refundable.code().as_str()),
+        (409, "payment_not_refundable")
+    );
+    let (_, payment) = paid_order(&app, 100, "pm_card_visa");
+    let path = format!("/payments/{payment}/refunds");
+    let too_much = app.post(&path, Some("z"), r#"{"amount":101}"#);
+    assert_eq!(too_much.code(), "refund_exceeds_payment");
+    for (body, param) in [
+        (r#"{"reason":"bored"}"#, "reason"),
+        (r#"{"amount":-1}"#, "amount"),
+        (r#"{"amount":1.5}"#, "amount"),
+        (r#"{"fee":1}"#, "fee"),
+    ] {
+        let reply = app.post(&path, Some("v"), body);
+        assert_eq!(
+            (reply.status, reply.json()["param"].as_str()),
+            (422, Some(param)),
+            "{body}"
+        );
+    }
+    assert_eq!(
+        app.post(&path, None, "{}").code(),
+        "idempotency_key_required"
+    );
+    assert_eq!(
+        app.get("/refunds/re_0000000000000000000000000000beef")
+            .status,
+        404
+    );
+    assert_eq!(app.settled("refund"), 0);
+}
+
+fn flaky_and_lost_refunds_complete_on_retry(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    for (method, code) in [
+        ("pm_card_flaky", "processor_unavailable"),
+        ("pm_card_timeout", "processor_timeout"),
+    ] {
+        let (order, payment) = paid_order(&app, 600, method);
+        let path = format!("/payments/{payment}/refunds");
+        let first = app.post(&path, Some(method), r#"{"amount":600}"#);
+        assert_eq!(
+            (first.status, first.code().as_str()),
+            (503, code),
+            "{method}"
+        );
+        // The reservation holds while the refund is unresolved.
+        let meanwhile = app.post(&path, Some(&format!("extra-{method}")), r#"{"amount":1}"#);
+        assert_eq!(meanwhile.code(), "refund_exceeds_payment");
+        let retry = app.post(&path, Some(method), r#"{"amount":600}"#);
+        assert_eq!(retry.status, 201, "{method}: {}", retry.text());
+        assert_eq!(
+            app.get(&format!("/orders/{order}")).json()["status"],
+            "refunded"
+        );
+    }
+    assert_eq!(app.settled("refund"), 2, "one refund each, never two");
+}
+
+crate::on_both_backends!(
+    partial_then_full_refund,
+    refund_errors,
+    flaky_and_lost_refunds_complete_on_retry
+);
