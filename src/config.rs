@@ -8,6 +8,7 @@ use chrono::TimeDelta;
 use clap::{Args, Parser, Subcommand};
 
 use crate::db::Target;
+pub use crate::faults::Faults;
 
 /// `idempay`: a payments/orders API whose money-moving endpoints are safe to retry.
 #[derive(Debug, Parser)]
@@ -22,6 +23,15 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP API (migrations are applied first).
     Serve(Config),
+    /// Recover stuck records and delete expired ones without serving HTTP: one pass with
+    /// `--once` (for cron), else every `--reaper-interval-secs`.
+    Reap {
+        /// Run one pass and exit.
+        #[arg(long)]
+        once: bool,
+        #[command(flatten)]
+        config: Config,
+    },
     /// Apply pending database migrations and exit.
     Migrate(DatabaseArgs),
     /// Manage merchants.
@@ -95,26 +105,21 @@ pub struct Config {
     /// Milliseconds `pm_card_slow` takes (kept below the lease).
     #[arg(long, env = "IDEMPAY_SLOW_PROCESSOR_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub slow_processor_ms: u64,
+    /// Seconds between reaper passes (0: no background reaper in this instance).
+    #[arg(long, env = "IDEMPAY_REAPER_INTERVAL_SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub reaper_interval_secs: u64,
+    /// Records a reaper pass takes over or deletes per batch.
+    #[arg(long, env = "IDEMPAY_REAPER_BATCH_SIZE", default_value_t = 1000, value_parser = clap::value_parser!(i64).range(1..=100_000))]
+    pub reaper_batch_size: i64,
     /// Largest request body in bytes (larger → 413).
     #[arg(long, env = "IDEMPAY_BODY_LIMIT_BYTES", default_value_t = 65_536)]
     pub body_limit_bytes: usize,
     /// HTTP worker threads (0: one per core).
     #[arg(long, env = "IDEMPAY_WORKERS", default_value_t = 0)]
     pub workers: usize,
-    /// Test-only fault injection; never set in production.
-    #[arg(skip)]
+    /// Test-only fault injection; off unless a test sets it.
+    #[command(flatten)]
     pub faults: Faults,
-}
-
-/// Fault injection for tests. Off (all `None`) unless a test sets it.
-#[derive(Debug, Clone, Default)]
-pub struct Faults {
-    /// Sleep this long inside the first attempt of every execution, after the claim and
-    /// before its writes: lets a test take the lease over from a live owner.
-    pub stall_first_attempt: Option<Duration>,
-    /// Fail every payment and refund right after the processor call and before phase 3,
-    /// as if the process died there: the record stays `processing` at its recovery point.
-    pub crash_after_processor_call: bool,
 }
 
 fn parse_ttl_override(s: &str) -> Result<(String, u64), String> {
@@ -158,5 +163,18 @@ impl Config {
             Command::Serve(config) => config,
             _ => unreachable!("the arguments above name the serve command"),
         }
+    }
+}
+
+/// The endpoint name (for `--key-ttl-override`) of a keyed request path.
+pub fn endpoint_for_path(path: &str) -> &'static str {
+    if path.ends_with("/refunds") {
+        "create_refund"
+    } else if path.ends_with("/cancel") {
+        "cancel_order"
+    } else if path.starts_with("/payments") {
+        "create_payment"
+    } else {
+        "create_order"
     }
 }

@@ -1,4 +1,4 @@
-//! The `idempay` command: `serve`, `migrate`, `merchants create`.
+//! The `idempay` command: `serve`, `reap`, `migrate`, `merchants create`.
 
 use std::process::ExitCode;
 
@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     telemetry::init();
     let result = match Cli::parse().command {
         Command::Serve(config) => serve(config),
+        Command::Reap { once, config } => reap(once, config),
         Command::Migrate(database) => connect(&database).and_then(|mut conn| {
             db::run_migrations(&mut conn)?;
             println!("migrations applied to {}", database.database_url);
@@ -49,5 +50,27 @@ fn serve(config: idempay::config::Config) -> Result<(), String> {
             println!("demo merchant ready; try:\n  curl -s {base}/orders -H 'Authorization: Bearer {}' \\\n    -H 'Idempotency-Key: order-1' -H 'Content-Type: application/json' \\\n    -d '{{\"amount\": 1999, \"currency\": \"EUR\"}}'", merchants::DEMO_API_KEY);
         }
         app.run().await.map_err(|e| e.to_string())
+    })
+}
+
+fn reap(once: bool, config: idempay::config::Config) -> Result<(), String> {
+    actix_web::rt::System::new().block_on(async move {
+        let interval = std::time::Duration::from_secs(config.reaper_interval_secs.max(1));
+        let state = idempay::startup::build_state(config)?;
+        loop {
+            let report = idempay::reaper::reap_once(&state).await;
+            println!(
+                "reaper pass: released {} recovered {} purged {} abandoned {} errors {}",
+                report.released, report.recovered, report.purged, report.abandoned, report.errors
+            );
+            if once {
+                return if report.errors == 0 {
+                    Ok(())
+                } else {
+                    Err(format!("{} errors", report.errors))
+                };
+            }
+            tokio::time::sleep(interval).await;
+        }
     })
 }

@@ -20,7 +20,8 @@ use crate::domain::payment::{status, NewPayment};
 use crate::error::ApiError;
 use crate::idempotency::engine::problem_response;
 use crate::idempotency::finish::{advance, finish};
-use crate::idempotency::record::STARTED;
+use crate::idempotency::record::{Record, STARTED};
+use crate::idempotency::recovery::delete_if_unchanged;
 use crate::idempotency::{Lease, StoredResponse};
 use crate::orders::json_response;
 use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
@@ -37,21 +38,34 @@ pub async fn pay(
     lease: Lease,
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
-    let pool = state.pool.clone();
-    let lease = if lease.recovery_point == STARTED {
-        db::run(&pool, move |conn| {
-            create_payment(conn, &merchant_id, &new, lease)
-        })
-        .await?
-    } else {
-        lease
-    };
+    if lease.recovery_point != STARTED {
+        return resume(state, lease, ttl).await;
+    }
+    state.config.faults.pause_at("started").await;
+    let lease = db::run(&state.pool, move |conn| {
+        create_payment(conn, &merchant_id, &new, lease)
+    })
+    .await?;
+    resume(state, lease, ttl).await
+}
+
+/// Phases 2 and 3 from the recovery point `payment_created`: re-sends the charge with
+/// the payment's processor key and settles. The client's retry and the reaper both
+/// come here.
+pub async fn resume(
+    state: AppState,
+    lease: Lease,
+    ttl: TimeDelta,
+) -> Result<StoredResponse, ApiError> {
+    state.config.faults.pause_at(PAYMENT_CREATED).await;
     let payment_id = lease
         .resource_id
         .clone()
         .ok_or_else(|| ApiError::Database("payment record has no payment id".into()))?;
-    let id = payment_id.clone();
-    let payment = db::run(&pool, move |conn| Ok(rows::find_by_id(conn, &id)?)).await?;
+    let payment = db::run(&state.pool, move |conn| {
+        Ok(rows::find_by_id(conn, &payment_id)?)
+    })
+    .await?;
     let outcome = state
         .processor
         .charge(Operation {
@@ -61,14 +75,10 @@ pub async fn pay(
             payment_method: payment.payment_method.clone(),
         })
         .await;
-    if state.config.faults.crash_after_processor_call {
-        return Err(ApiError::Database(
-            "injected fault: lost between phase 2 and phase 3".into(),
-        ));
-    }
+    state.config.faults.after_processor_call().await?;
     match outcome {
         Ok(outcome) => {
-            db::run(&pool, move |conn| {
+            db::run(&state.pool, move |conn| {
                 settle(conn, payment, outcome, &lease, ttl)
             })
             .await
@@ -186,5 +196,26 @@ fn settle(
         };
         finish(conn, lease, &response, Some(&payment.id), ttl)?;
         Ok(response)
+    })
+}
+
+/// Abandons a payment whose idempotency record expired as `failed_retryable`: the
+/// processor last said nothing happened and the client stopped retrying, so the payment
+/// fails with `processor_unavailable` (the order can be paid again) and the record is
+/// deleted. Returns false when the record changed meanwhile (a retry took it over).
+pub fn abandon(conn: &mut DbConnection, record: &Record) -> Result<bool, ApiError> {
+    db::write_transaction(conn, |conn| {
+        if !delete_if_unchanged(conn, record)? {
+            return Ok(false);
+        }
+        if let Some(id) = &record.resource_id {
+            let now = db::now(conn)?;
+            let failure = (
+                "processor_unavailable",
+                "the processor was unavailable and the payment was not retried",
+            );
+            rows::settle(conn, id, status::FAILED, Some(failure), now)?;
+        }
+        Ok(true)
     })
 }

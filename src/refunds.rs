@@ -20,7 +20,8 @@ use crate::domain::payment::{status, NewRefund};
 use crate::error::ApiError;
 use crate::idempotency::engine::problem_response;
 use crate::idempotency::finish::{advance, finish};
-use crate::idempotency::record::STARTED;
+use crate::idempotency::record::{Record, STARTED};
+use crate::idempotency::recovery::delete_if_unchanged;
 use crate::idempotency::{Lease, StoredResponse};
 use crate::orders::json_response;
 use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
@@ -38,20 +39,29 @@ pub async fn refund(
     lease: Lease,
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
-    let pool = state.pool.clone();
-    let lease = if lease.recovery_point == STARTED {
-        db::run(&pool, move |conn| {
-            create_refund(conn, &merchant_id, &payment_id, &new, lease)
-        })
-        .await?
-    } else {
-        lease
-    };
+    if lease.recovery_point != STARTED {
+        return resume(state, lease, ttl).await;
+    }
+    state.config.faults.pause_at("started").await;
+    let lease = db::run(&state.pool, move |conn| {
+        create_refund(conn, &merchant_id, &payment_id, &new, lease)
+    })
+    .await?;
+    resume(state, lease, ttl).await
+}
+
+/// Phases 2 and 3 from the recovery point `refund_created`, for a retry or the reaper.
+pub async fn resume(
+    state: AppState,
+    lease: Lease,
+    ttl: TimeDelta,
+) -> Result<StoredResponse, ApiError> {
+    state.config.faults.pause_at(REFUND_CREATED).await;
     let refund_id = lease
         .resource_id
         .clone()
         .ok_or_else(|| ApiError::Database("refund record has no refund id".into()))?;
-    let (refund, method) = db::run(&pool, move |conn| {
+    let (refund, method) = db::run(&state.pool, move |conn| {
         let refund = rows::find_by_id(conn, &refund_id)?;
         let payment = payment_rows::find_by_id(conn, &refund.payment_id)?;
         Ok((refund, payment.payment_method))
@@ -66,14 +76,10 @@ pub async fn refund(
             payment_method: method,
         })
         .await;
-    if state.config.faults.crash_after_processor_call {
-        return Err(ApiError::Database(
-            "injected fault: lost between phase 2 and phase 3".into(),
-        ));
-    }
+    state.config.faults.after_processor_call().await?;
     match outcome {
         Ok(outcome) => {
-            db::run(&pool, move |conn| {
+            db::run(&state.pool, move |conn| {
                 settle(conn, refund, outcome, &lease, ttl)
             })
             .await
@@ -169,5 +175,24 @@ fn settle(
         };
         finish(conn, lease, &response, Some(&refund.id), ttl)?;
         Ok(response)
+    })
+}
+
+/// Abandons a refund whose idempotency record expired as `failed_retryable`: the refund
+/// fails and releases its reservation, and the record is deleted. Returns false when
+/// the record changed meanwhile.
+pub fn abandon(conn: &mut DbConnection, record: &Record) -> Result<bool, ApiError> {
+    db::write_transaction(conn, |conn| {
+        if !delete_if_unchanged(conn, record)? {
+            return Ok(false);
+        }
+        if let Some(id) = &record.resource_id {
+            let now = db::now(conn)?;
+            let refund = rows::find_by_id(conn, id)?;
+            if rows::settle(conn, id, status::FAILED, Some("processor_unavailable"), now)? {
+                payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, false, now)?;
+            }
+        }
+        Ok(true)
     })
 }

@@ -1,5 +1,5 @@
-//! Start-up: the pool, migrations, the demo merchant, and the HTTP server (port 0 in
-//! tests, reported back through [`Application::port`]).
+//! Start-up: the pool, migrations, the demo merchant, the reaper, and the HTTP server
+//! (port 0 in tests, reported back through [`Application::port`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::db::{self, DbPool};
 use crate::processor::simulator::Simulator;
 use crate::state::AppState;
-use crate::{merchants, routes, telemetry};
+use crate::{merchants, reaper, routes, telemetry};
 
 /// A bound, not yet running server.
 pub struct Application {
@@ -45,37 +45,52 @@ pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
     ))
 }
 
+/// Validates `config`, prepares the database, and builds the shared state (pool,
+/// simulator, metrics): what both the server and `idempay reap` run on.
+pub fn build_state(config: Config) -> Result<AppState, String> {
+    if let Some((name, _)) = config
+        .key_ttl_override
+        .iter()
+        .find(|(n, _)| !ENDPOINTS.contains(&n.as_str()))
+    {
+        return Err(format!(
+            "unknown endpoint `{name}` in --key-ttl-override (known: {})",
+            ENDPOINTS.join(", ")
+        ));
+    }
+    if config.slow_processor_ms + config.processor_latency_ms >= config.lease_secs * 1000 {
+        return Err(
+            "--slow-processor-ms plus --processor-latency-ms must stay below the lease".into(),
+        );
+    }
+    let pool = prepare_database(&config)?;
+    let processor = Arc::new(Simulator::new(
+        pool.clone(),
+        Duration::from_millis(config.processor_latency_ms),
+        Duration::from_millis(config.slow_processor_ms),
+    ));
+    Ok(AppState {
+        pool,
+        config: Arc::new(config),
+        merchants: Default::default(),
+        processor,
+        metrics: Default::default(),
+    })
+}
+
 impl Application {
-    /// Validates `config`, prepares the database and binds the listener.
+    /// Validates `config`, prepares the database, binds the listener and starts the
+    /// background reaper (unless `--reaper-interval-secs 0`). Call inside an actix system.
     pub fn build(config: Config) -> Result<Self, String> {
-        if let Some((name, _)) = config
-            .key_ttl_override
-            .iter()
-            .find(|(n, _)| !ENDPOINTS.contains(&n.as_str()))
-        {
-            return Err(format!(
-                "unknown endpoint `{name}` in --key-ttl-override (known: {})",
-                ENDPOINTS.join(", ")
-            ));
-        }
-        if config.slow_processor_ms + config.processor_latency_ms >= config.lease_secs * 1000 {
-            return Err(
-                "--slow-processor-ms plus --processor-latency-ms must stay below the lease".into(),
+        let state = build_state(config)?;
+        let config = state.config.clone();
+        let (bind, workers, body_limit) = (config.bind, config.workers, config.body_limit_bytes);
+        if config.reaper_interval_secs > 0 {
+            reaper::spawn(
+                state.clone(),
+                Duration::from_secs(config.reaper_interval_secs),
             );
         }
-        let pool = prepare_database(&config)?;
-        let processor = Arc::new(Simulator::new(
-            pool.clone(),
-            Duration::from_millis(config.processor_latency_ms),
-            Duration::from_millis(config.slow_processor_ms),
-        ));
-        let (bind, workers, body_limit) = (config.bind, config.workers, config.body_limit_bytes);
-        let state = AppState {
-            pool,
-            config: Arc::new(config),
-            merchants: Default::default(),
-            processor,
-        };
         let mut server = HttpServer::new(move || {
             App::new()
                 .app_data(web::Data::new(state.clone()))

@@ -1,11 +1,12 @@
 //! The state every request handler shares: the pool, the configuration and the
-//! merchant cache, and the payment processor.
+//! merchant cache, the payment processor and the metrics.
 
 use std::sync::Arc;
 
 use crate::auth::MerchantCache;
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
 
 /// Shared, cheaply cloned application state.
@@ -16,4 +17,6 @@ pub struct AppState {
     pub merchants: MerchantCache,
     /// The payment processor (the built-in simulator).
     pub processor: Arc<Simulator>,
+    /// Counters for `GET /metrics`.
+    pub metrics: Arc<Metrics>,
 }

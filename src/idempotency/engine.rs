@@ -121,7 +121,7 @@ where
         }
         let outcome = work(lease.clone()).await;
         if let Err(error) = &outcome {
-            settle(&pool, lease, error, ttl).await;
+            settle(&pool, lease, error, ttl, TimeDelta::zero()).await;
         }
         outcome
     });
@@ -131,15 +131,23 @@ where
     Ok(respond(stored, false))
 }
 
-/// Records a failed execution's outcome by its class. A failure here (the database is
-/// down) leaves the record `processing` until its lease ends, which is safe.
-async fn settle(pool: &DbPool, lease: Lease, error: &ApiError, ttl: TimeDelta) {
+/// Records a failed execution's outcome by its class: permanent → stored for replay;
+/// retryable (or rejected after the claim) → `failed_retryable`; unknown → stays
+/// `processing`, its lease ending `unknown_delay` from now. A failure here (the database
+/// is down) leaves the record `processing` until its lease ends, which is safe.
+pub async fn settle(
+    pool: &DbPool,
+    lease: Lease,
+    error: &ApiError,
+    ttl: TimeDelta,
+    unknown_delay: TimeDelta,
+) {
     let class = error.class();
     let response = problem_response(error);
     let result = db::run(pool, move |conn| match class {
         ErrorClass::Permanent => finish(conn, &lease, &response, None, ttl),
         ErrorClass::Retryable | ErrorClass::Rejected => release_retryable(conn, &lease, ttl),
-        ErrorClass::Unknown => release_lease(conn, &lease),
+        ErrorClass::Unknown => release_lease(conn, &lease, unknown_delay),
     })
     .await;
     if let Err(e) = result {

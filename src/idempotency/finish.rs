@@ -105,15 +105,23 @@ pub fn release_retryable(
     fenced(rows)
 }
 
-/// Ends our lease at once on a record whose outcome is unknown: it stays `processing` at
-/// its recovery point, and the next retry (or the reaper) resumes from there.
-pub fn release_lease(conn: &mut DbConnection, lease: &Lease) -> Result<(), ApiError> {
+/// Ends our lease on a record whose outcome is unknown, `delay` from now (zero: at
+/// once): it stays `processing` at its recovery point, and the next retry (or the
+/// reaper) resumes from there. The reaper passes a back-off delay.
+pub fn release_lease(
+    conn: &mut DbConnection,
+    lease: &Lease,
+    delay: TimeDelta,
+) -> Result<(), ApiError> {
     let now = db::now(conn)?;
     let rows = diesel::update(records::table)
         .filter(records::id.eq(&lease.record_id))
         .filter(records::lock_token.eq(&lease.lock_token))
         .filter(records::status.eq(status::PROCESSING))
-        .set((records::locked_until.eq(now), records::updated_at.eq(now)))
+        .set((
+            records::locked_until.eq(now + delay),
+            records::updated_at.eq(now),
+        ))
         .execute(conn)?;
     fenced(rows)
 }

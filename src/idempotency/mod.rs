@@ -6,6 +6,7 @@ pub mod fingerprint;
 pub mod finish;
 pub mod key;
 pub mod record;
+pub mod recovery;
 
 pub use engine::execute;
 pub use key::IdempotencyKey;

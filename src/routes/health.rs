@@ -1,4 +1,4 @@
-//! Liveness, readiness and the OpenAPI document: no API key needed.
+//! Liveness, readiness, metrics and the OpenAPI document: no API key needed.
 
 use actix_web::{web, HttpResponse};
 use diesel::connection::SimpleConnection;
@@ -27,4 +27,11 @@ pub async fn openapi() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/yaml")
         .body(OPENAPI_YAML)
+}
+
+/// `GET /metrics`: this instance's counters in the Prometheus text format.
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(state.metrics.render())
 }

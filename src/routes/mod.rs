@@ -21,6 +21,7 @@ use crate::idempotency::{IdempotencyKey, RequestIdentity};
 pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/healthz"),
     ("GET", "/readyz"),
+    ("GET", "/metrics"),
     ("GET", "/openapi.yaml"),
     ("POST", "/orders"),
     ("GET", "/orders"),
@@ -37,6 +38,7 @@ pub const ROUTES: &[(&str, &str)] = &[
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(web::resource("/healthz").route(web::get().to(health::healthz)))
         .service(web::resource("/readyz").route(web::get().to(health::readyz)))
+        .service(web::resource("/metrics").route(web::get().to(health::metrics)))
         .service(web::resource("/openapi.yaml").route(web::get().to(health::openapi)))
         .service(
             web::resource("/orders")

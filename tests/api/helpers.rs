@@ -13,11 +13,17 @@ use serde_json::Value;
 
 pub use crate::pg::Backend;
 
-/// A running server and the merchant whose API key the helpers send.
-pub struct TestApp {
+/// Speaks HTTP to one server as one merchant, and reads its database for checks.
+#[derive(Debug, Clone)]
+pub struct Client {
     pub base: String,
     pub api_key: String,
     pub database_url: String,
+}
+
+/// A running in-process server; it derefs to its [`Client`].
+pub struct TestApp {
+    client: Client,
     handle: actix_web::dev::ServerHandle,
     thread: Option<JoinHandle<()>>,
     db: Option<crate::pg::TestDb>,
@@ -59,9 +65,7 @@ fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp 
         .expect("server thread reports")
         .expect("server starts");
     TestApp {
-        base: format!("http://127.0.0.1:{port}"),
-        api_key: idempay::merchants::DEMO_API_KEY.to_owned(),
-        database_url: db.url.clone(),
+        client: Client::new(format!("http://127.0.0.1:{port}"), &db.url),
         handle,
         thread: Some(thread),
         db: Some(db),
@@ -83,12 +87,12 @@ impl TestApp {
             let _ = thread.join();
         }
     }
+}
 
-    /// How many charges (or refunds) the simulated processor settled: money moved.
-    pub fn settled(&self, kind: &str) -> i64 {
-        let target = idempay::db::Target::parse(&self.database_url).expect("test URL parses");
-        let mut conn = idempay::db::establish(&target).expect("test database connects");
-        idempay::processor::simulator::settled_count(&mut conn, kind).expect("ledger readable")
+impl std::ops::Deref for TestApp {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        &self.client
     }
 }
 
@@ -170,7 +174,70 @@ fn into_reply(result: Result<ureq::Response, ureq::Error>) -> Reply {
     }
 }
 
-impl TestApp {
+impl Client {
+    /// A client of the server at `base` (as the demo merchant) on database `database_url`.
+    pub fn new(base: String, database_url: &str) -> Self {
+        Self {
+            base,
+            api_key: idempay::merchants::DEMO_API_KEY.to_owned(),
+            database_url: database_url.to_owned(),
+        }
+    }
+
+    /// A direct connection to the server's database, for checks a client cannot make.
+    pub fn db(&self) -> idempay::db::DbConnection {
+        let target = idempay::db::Target::parse(&self.database_url).expect("test URL parses");
+        idempay::db::establish(&target).expect("test database connects")
+    }
+
+    /// How many charges (or refunds) the simulated processor settled: money moved.
+    pub fn settled(&self, kind: &str) -> i64 {
+        idempay::processor::simulator::settled_count(&mut self.db(), kind).expect("ledger readable")
+    }
+
+    /// How many idempotency records are in `status`.
+    pub fn records_in(&self, status: &str) -> i64 {
+        use diesel::prelude::*;
+        use idempay::db::schema::idempotency_records as records;
+        records::table
+            .filter(records::status.eq(status))
+            .count()
+            .get_result(&mut self.db())
+            .expect("records readable")
+    }
+
+    /// All idempotency records, of any status.
+    pub fn record_count(&self) -> i64 {
+        use diesel::prelude::*;
+        use idempay::db::schema::idempotency_records as records;
+        records::table
+            .count()
+            .get_result(&mut self.db())
+            .expect("records readable")
+    }
+
+    /// A counter from `GET /metrics`.
+    pub fn metric(&self, name: &str) -> u64 {
+        let text = self.request("GET", "/metrics", &[], "").text();
+        text.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|v| v.trim().parse().ok()))
+            .unwrap_or_else(|| panic!("metric {name} missing: {text}"))
+    }
+
+    /// Like [`Client::post`], but a transport failure (the server died) is `None`.
+    pub fn try_post(&self, path: &str, key: &str, body: &str) -> Option<Reply> {
+        let request = agent()
+            .post(&format!("{}{path}", self.base))
+            .set("Authorization", &format!("Bearer {}", self.api_key))
+            .set("Content-Type", "application/json")
+            .set("Idempotency-Key", key);
+        match request.send_string(body) {
+            Ok(r) => Some(into_reply(Ok(r))),
+            Err(ureq::Error::Status(c, r)) => Some(into_reply(Err(ureq::Error::Status(c, r)))),
+            Err(_) => None,
+        }
+    }
+
     /// POST a JSON body as the demo merchant, with `key` as Idempotency-Key if given.
     pub fn post(&self, path: &str, key: Option<&str>, body: &str) -> Reply {
         self.post_as(&self.api_key, path, key, body)

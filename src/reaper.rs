@@ -1,0 +1,168 @@
+//! The reaper: a background task in every instance (and `idempay reap --once`) that
+//! keeps no record stuck and no key forever (DESIGN §5).
+//!
+//! Each pass takes over `processing` records whose lease lapsed (their owner died):
+//! at `started` nothing happened, so they become `failed_retryable`; at
+//! `payment_created`/`refund_created` they are resumed through the same code path as a
+//! client's retry (re-send with the same processor key, then settle). A recovery that
+//! fails again backs off (`lease × 2^attempts`, capped) and, after repeated failures, is
+//! flagged for an operator, never silently marked failed. Then expired records are
+//! deleted in batches. Safe with many instances: `FOR UPDATE SKIP LOCKED` and
+//! compare-and-set on `lock_token`.
+
+use std::time::Duration;
+
+use chrono::TimeDelta;
+
+use crate::db;
+use crate::error::ApiError;
+use crate::idempotency::engine::settle;
+use crate::idempotency::finish::release_retryable;
+use crate::idempotency::record::STARTED;
+use crate::idempotency::recovery::{self, Stuck};
+use crate::metrics::Metrics;
+use crate::payments::{self, PAYMENT_CREATED};
+use crate::refunds::{self, REFUND_CREATED};
+use crate::state::AppState;
+
+/// Longest back-off between recoveries of one record.
+const MAX_BACKOFF: TimeDelta = TimeDelta::minutes(10);
+/// Executions after which a failing recovery is flagged for an operator.
+const FLAG_AFTER_ATTEMPTS: i32 = 5;
+
+/// What one pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Report {
+    pub released: u64,
+    pub recovered: u64,
+    pub purged: u64,
+    pub abandoned: u64,
+    pub errors: u64,
+}
+
+/// Runs one pass; never fails (errors are counted and logged).
+pub async fn reap_once(state: &AppState) -> Report {
+    let mut report = Report::default();
+    let (batch, lease) = (state.config.reaper_batch_size, state.config.lease());
+    match db::run(&state.pool, move |conn| {
+        Ok(recovery::claim_stuck(conn, batch, lease)?)
+    })
+    .await
+    {
+        Ok(stuck) => {
+            for record in stuck {
+                recover(state, record, &mut report).await;
+            }
+        }
+        Err(e) => fail(&mut report, "could not claim stuck records", &e),
+    }
+    purge(state, &mut report).await;
+    let m = &state.metrics;
+    Metrics::add(&m.reaper_passes, 1);
+    Metrics::add(&m.reaper_released, report.released);
+    Metrics::add(&m.reaper_recovered, report.recovered);
+    Metrics::add(&m.reaper_purged, report.purged + report.abandoned);
+    Metrics::add(&m.reaper_errors, report.errors);
+    if report != Report::default() {
+        tracing::info!(?report, "reaper pass");
+    }
+    report
+}
+
+fn fail(report: &mut Report, what: &str, error: &ApiError) {
+    report.errors += 1;
+    tracing::warn!(error = %error, "reaper: {what}");
+}
+
+async fn recover(state: &AppState, stuck: Stuck, report: &mut Report) {
+    let ttl = state
+        .config
+        .key_ttl(crate::config::endpoint_for_path(&stuck.path));
+    let lease = stuck.lease;
+    let result = match lease.recovery_point.as_str() {
+        STARTED => {
+            let lease = lease.clone();
+            match db::run(&state.pool, move |conn| {
+                release_retryable(conn, &lease, ttl)
+            })
+            .await
+            {
+                Ok(()) => report.released += 1,
+                Err(e) => fail(report, "could not release a stuck record", &e),
+            }
+            return;
+        }
+        PAYMENT_CREATED => payments::resume(state.clone(), lease.clone(), ttl).await,
+        REFUND_CREATED => refunds::resume(state.clone(), lease.clone(), ttl).await,
+        other => Err(ApiError::Database(format!(
+            "unknown recovery point `{other}`"
+        ))),
+    };
+    let Err(error) = result else {
+        report.recovered += 1;
+        return;
+    };
+    let exponent = lease.attempts.clamp(0, 16) as u32;
+    let backoff = (state.config.lease() * 2i32.pow(exponent)).min(MAX_BACKOFF);
+    fail(report, "recovery failed; backing off", &error);
+    if lease.attempts >= FLAG_AFTER_ATTEMPTS {
+        Metrics::add(&state.metrics.reaper_flagged, 1);
+        tracing::error!(record = %lease.record_id, attempts = lease.attempts, error = %error,
+            "reaper: record keeps failing recovery; operator attention needed");
+    }
+    settle(&state.pool, lease, &error, ttl, backoff).await;
+}
+
+async fn purge(state: &AppState, report: &mut Report) {
+    let batch = state.config.reaper_batch_size;
+    loop {
+        match db::run(&state.pool, move |conn| {
+            Ok(recovery::purge_expired(conn, batch)?)
+        })
+        .await
+        {
+            Ok(n) => {
+                report.purged += n as u64;
+                if (n as i64) < batch {
+                    break;
+                }
+            }
+            Err(e) => return fail(report, "could not purge expired records", &e),
+        }
+    }
+    let open = match db::run(&state.pool, move |conn| {
+        Ok(recovery::expired_open(conn, batch)?)
+    })
+    .await
+    {
+        Ok(open) => open,
+        Err(e) => return fail(report, "could not read expired open records", &e),
+    };
+    for record in open {
+        let result = db::run(&state.pool, move |conn| {
+            match record.recovery_point.as_str() {
+                REFUND_CREATED => refunds::abandon(conn, &record),
+                _ => payments::abandon(conn, &record),
+            }
+        })
+        .await;
+        match result {
+            Ok(true) => report.abandoned += 1,
+            Ok(false) => {}
+            Err(e) => fail(report, "could not abandon an expired payment or refund", &e),
+        }
+    }
+}
+
+/// Runs the reaper in the background every `interval` (±20 % jitter, so instances
+/// drift apart).
+pub fn spawn(state: AppState, interval: Duration) {
+    actix_web::rt::spawn(async move {
+        loop {
+            let jitter = uuid::Uuid::new_v4().as_u128() as u64 % 401; // 0..=400 ‰ of a fifth
+            let wait = interval.mul_f64(0.8 + jitter as f64 / 1000.0);
+            tokio::time::sleep(wait).await;
+            reap_once(&state).await;
+        }
+    });
+}

@@ -1,0 +1,111 @@
+//! The real `idempay` binary as a child process: started on port 0, read from its
+//! standard output, and killed with SIGKILL (`Child::kill`) for crash tests.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use crate::helpers::Client;
+
+/// A running `idempay serve` process.
+pub struct Server {
+    child: Child,
+    lines: Receiver<String>,
+    pub client: Client,
+}
+
+/// Starts `idempay serve --demo` on `database_url` with a 2 s lease, a 1 s reaper
+/// interval and `extra` arguments; waits until it listens.
+pub fn serve(database_url: &str, extra: &[&str]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_idempay"))
+        .args([
+            "serve",
+            "--demo",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            database_url,
+        ])
+        .args(["--lease-secs", "2", "--slow-processor-ms", "500"])
+        .args(if extra.contains(&"--reaper-interval-secs") {
+            &[][..]
+        } else {
+            &["--reaper-interval-secs", "1"][..]
+        })
+        .args(extra)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the idempay binary starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, lines) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut server = Server {
+        child,
+        lines,
+        client: Client::new(String::new(), database_url),
+    };
+    let line = server.wait_for("idempay listening on ");
+    server.client.base = line.trim_start_matches("idempay listening on ").to_owned();
+    server
+}
+
+impl Server {
+    /// Waits (up to 60 s) for a line of standard output starting with `prefix`.
+    pub fn wait_for(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line.starts_with(prefix) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("no line `{prefix}…` from idempay: {e}"),
+            }
+        }
+    }
+
+    /// SIGKILL: the process dies at once, mid-request, with nothing cleaned up.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `idempay reap --once` on `database_url` with a 2 s lease; returns its summary line.
+pub fn reap_once(database_url: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_idempay"))
+        .args([
+            "reap",
+            "--once",
+            "--database-url",
+            database_url,
+            "--lease-secs",
+            "2",
+            "--slow-processor-ms",
+            "500",
+        ])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("idempay reap runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "reap --once failed: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout.lines().last().unwrap_or_default().to_owned()
+}
