@@ -14,5 +14,6 @@ mod orders;
 mod payments;
 mod process;
 mod reaper;
+mod spec;
 mod refunds;
 mod validation;
