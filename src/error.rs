@@ -52,8 +52,11 @@ pub enum ApiError {
     },
     #[error("order is `{status}`; only an order awaiting payment can be paid")]
     OrderNotPayable { status: String },
-    #[error("{0}")]
-    PaymentMismatch(String),
+    #[error("invalid `{param}`: {message}")]
+    PaymentMismatch {
+        param: &'static str,
+        message: String,
+    },
     #[error("another payment of this order is in progress; retry when it has finished")]
     PaymentInProgress,
     #[error("the payment processor is unavailable and nothing was charged; retry with the same Idempotency-Key")]
@@ -93,7 +96,7 @@ impl ApiError {
             Self::Declined { code, .. } if code == "insufficient_funds" => "insufficient_funds",
             Self::Declined { .. } => "card_declined",
             Self::OrderNotPayable { .. } => "order_not_payable",
-            Self::PaymentMismatch(_) => "payment_mismatch",
+            Self::PaymentMismatch { .. } => "payment_mismatch",
             Self::PaymentInProgress => "payment_in_progress",
             Self::ProcessorUnavailable => "processor_unavailable",
             Self::ProcessorTimeout => "processor_timeout",
@@ -113,7 +116,7 @@ impl ApiError {
             | Self::OrderNotCancellable { .. }
             | Self::Declined { .. }
             | Self::OrderNotPayable { .. }
-            | Self::PaymentMismatch(_)
+            | Self::PaymentMismatch { .. }
             | Self::PaymentNotRefundable { .. }
             | Self::RefundExceedsPayment { .. } => ErrorClass::Permanent,
             Self::PaymentInProgress | Self::ProcessorUnavailable => ErrorClass::Retryable,
@@ -144,6 +147,7 @@ impl ApiError {
             Self::KeyReused => "Idempotency-Key reused with a different request",
             Self::KeyInUse { .. } => "Idempotency-Key in use",
             Self::Declined { .. } => "Payment declined",
+            Self::PaymentMismatch { .. } => "Payment does not match the order",
             Self::Validation { .. } => "Request failed validation",
             _ => self.status_code().canonical_reason().unwrap_or("Error"),
         }
@@ -161,6 +165,9 @@ impl ApiError {
             "retryable": self.retryable(),
         });
         if let Self::Validation { param, .. } | Self::InvalidQuery { param, .. } = self {
+            problem["param"] = json!(param);
+        }
+        if let Self::PaymentMismatch { param, .. } = self {
             problem["param"] = json!(param);
         }
         if let Self::Declined { payment_id, .. } = self {
@@ -195,7 +202,9 @@ impl ResponseError for ApiError {
             | Self::AmbiguousJson(_)
             | Self::InvalidQuery { .. } => StatusCode::BAD_REQUEST,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::Validation { .. } | Self::PaymentMismatch(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::Validation { .. } | Self::PaymentMismatch { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             Self::Declined { .. } => StatusCode::PAYMENT_REQUIRED,
             Self::OrderNotPayable { .. }
             | Self::PaymentInProgress

@@ -29,6 +29,8 @@ use crate::state::AppState;
 
 /// The recovery point after phase 1.
 pub const PAYMENT_CREATED: &str = "payment_created";
+/// The failure code of a payment or refund the processor did not attempt.
+pub const UNAVAILABLE: &str = "processor_unavailable";
 
 /// Runs (or resumes) the payment of `new` under `lease`; see the module docs.
 pub async fn pay(
@@ -62,10 +64,7 @@ pub async fn resume(
         .resource_id
         .clone()
         .ok_or_else(|| ApiError::Database("payment record has no payment id".into()))?;
-    let payment = db::run(&state.pool, move |conn| {
-        Ok(rows::find_by_id(conn, &payment_id)?)
-    })
-    .await?;
+    let payment = db::run(&state.pool, move |conn| reopen(conn, &payment_id)).await?;
     let outcome = state
         .processor
         .charge(Operation {
@@ -83,9 +82,61 @@ pub async fn resume(
             })
             .await
         }
-        Err(ProcessorError::Unavailable) => Err(ApiError::ProcessorUnavailable),
+        Err(ProcessorError::Unavailable) => {
+            db::run(&state.pool, move |conn| Ok(park(conn, &payment.id)?)).await?;
+            Err(ApiError::ProcessorUnavailable)
+        }
         Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
     }
+}
+
+/// The payment a resume charges: as stored, or, if it was parked after the processor
+/// said it was unavailable, back to `processing`, provided the order is still payable
+/// (under the order's lock, as in phase 1). Errors: 409 `order_not_payable` (permanent)
+/// or `payment_in_progress` (retryable) when another payment got there first.
+fn reopen(conn: &mut DbConnection, payment_id: &str) -> Result<PaymentRow, ApiError> {
+    db::write_transaction(conn, |conn| {
+        let payment = rows::find_by_id(conn, payment_id)?;
+        if payment.status != status::FAILED || payment.failure_code.as_deref() != Some(UNAVAILABLE)
+        {
+            return Ok(payment);
+        }
+        order_rows::lock(conn, &payment.merchant_id, &payment.order_id)?;
+        let order =
+            order_rows::find(conn, &payment.merchant_id, &payment.order_id)?.ok_or_else(|| {
+                ApiError::NotFound {
+                    resource: "order",
+                    id: payment.order_id.clone(),
+                }
+            })?;
+        if let Some(live) = rows::live_for_order(conn, &order.id)? {
+            return Err(match live.status.as_str() {
+                status::PROCESSING => ApiError::PaymentInProgress,
+                _ => ApiError::OrderNotPayable {
+                    status: order.status,
+                },
+            });
+        }
+        if order.status != order_status::AWAITING_PAYMENT {
+            return Err(ApiError::OrderNotPayable {
+                status: order.status,
+            });
+        }
+        let now = db::now(conn)?;
+        rows::reopen(conn, payment_id, now)?;
+        Ok(rows::find_by_id(conn, payment_id)?)
+    })
+}
+
+/// Parks a payment the processor did not attempt: `failed` with `processor_unavailable`,
+/// so it blocks neither the order nor a cancel; a retry with its key reopens it.
+fn park(conn: &mut DbConnection, payment_id: &str) -> diesel::QueryResult<bool> {
+    let now = db::now(conn)?;
+    let failure = (
+        UNAVAILABLE,
+        "the payment processor was unavailable; nothing was charged",
+    );
+    rows::settle(conn, payment_id, status::FAILED, Some(failure), now)
 }
 
 /// Phase 1: validate against the order and create the `processing` payment.
@@ -119,15 +170,16 @@ fn create_payment(
         }
         let outstanding = order.amount - order.amount_paid;
         if new.amount.is_some_and(|a| a != outstanding) {
-            return Err(ApiError::PaymentMismatch(format!(
-                "amount must equal the order's outstanding amount, {outstanding}"
-            )));
+            return Err(ApiError::PaymentMismatch {
+                param: "amount",
+                message: format!("must equal the order's outstanding amount, {outstanding}"),
+            });
         }
         if new.currency.as_ref().is_some_and(|c| *c != order.currency) {
-            return Err(ApiError::PaymentMismatch(format!(
-                "currency must equal the order's currency, {}",
-                order.currency
-            )));
+            return Err(ApiError::PaymentMismatch {
+                param: "currency",
+                message: format!("must equal the order's currency, {}", order.currency),
+            });
         }
         let now = db::now(conn)?;
         let row = PaymentRow {

@@ -24,6 +24,7 @@ use crate::idempotency::record::{Record, STARTED};
 use crate::idempotency::recovery::delete_if_unchanged;
 use crate::idempotency::{Lease, StoredResponse};
 use crate::orders::json_response;
+use crate::payments::UNAVAILABLE;
 use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
 use crate::state::AppState;
 
@@ -61,12 +62,7 @@ pub async fn resume(
         .resource_id
         .clone()
         .ok_or_else(|| ApiError::Database("refund record has no refund id".into()))?;
-    let (refund, method) = db::run(&state.pool, move |conn| {
-        let refund = rows::find_by_id(conn, &refund_id)?;
-        let payment = payment_rows::find_by_id(conn, &refund.payment_id)?;
-        Ok((refund, payment.payment_method))
-    })
-    .await?;
+    let (refund, method) = db::run(&state.pool, move |conn| reopen(conn, &refund_id)).await?;
     let outcome = state
         .processor
         .refund(Operation {
@@ -84,9 +80,45 @@ pub async fn resume(
             })
             .await
         }
-        Err(ProcessorError::Unavailable) => Err(ApiError::ProcessorUnavailable),
+        Err(ProcessorError::Unavailable) => {
+            db::run(&state.pool, move |conn| park(conn, &refund)).await?;
+            Err(ApiError::ProcessorUnavailable)
+        }
         Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
     }
+}
+
+/// The refund a resume sends, with the refunded payment's method: as stored, or, if it
+/// was parked after the processor said it was unavailable, back to `processing` with
+/// its amount reserved again (409 `refund_exceeds_payment` if that no longer fits).
+fn reopen(conn: &mut DbConnection, refund_id: &str) -> Result<(RefundRow, String), ApiError> {
+    db::write_transaction(conn, |conn| {
+        let refund = rows::find_by_id(conn, refund_id)?;
+        let payment = payment_rows::find_by_id(conn, &refund.payment_id)?;
+        if refund.status != status::FAILED || refund.failure_code.as_deref() != Some(UNAVAILABLE) {
+            return Ok((refund, payment.payment_method));
+        }
+        let now = db::now(conn)?;
+        if !payment_rows::reserve(conn, &payment.id, refund.amount, now)? {
+            return Err(ApiError::RefundExceedsPayment {
+                available: payment.refundable(),
+            });
+        }
+        rows::reopen(conn, refund_id, now)?;
+        Ok((rows::find_by_id(conn, refund_id)?, payment.payment_method))
+    })
+}
+
+/// Parks a refund the processor did not attempt: `failed` with `processor_unavailable`
+/// and its reservation released; a retry with its key reopens it.
+fn park(conn: &mut DbConnection, refund: &RefundRow) -> Result<(), ApiError> {
+    db::write_transaction(conn, |conn| {
+        let now = db::now(conn)?;
+        if rows::settle(conn, &refund.id, status::FAILED, Some(UNAVAILABLE), now)? {
+            payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, false, now)?;
+        }
+        Ok(())
+    })
 }
 
 /// Phase 1: reserve the amount and create the `processing` refund.
@@ -104,10 +136,14 @@ fn create_refund(
                 id: payment_id.to_owned(),
             }
         })?;
-        if payment.status != status::SUCCEEDED {
-            return Err(ApiError::PaymentNotRefundable {
-                status: payment.status,
-            });
+        match payment.status.as_str() {
+            status::SUCCEEDED => {}
+            status::PROCESSING => return Err(ApiError::PaymentInProgress),
+            _ => {
+                return Err(ApiError::PaymentNotRefundable {
+                    status: payment.status,
+                })
+            }
         }
         let amount = new.amount.unwrap_or_else(|| payment.refundable());
         let now = db::now(conn)?;
@@ -189,7 +225,7 @@ pub fn abandon(conn: &mut DbConnection, record: &Record) -> Result<bool, ApiErro
         if let Some(id) = &record.resource_id {
             let now = db::now(conn)?;
             let refund = rows::find_by_id(conn, id)?;
-            if rows::settle(conn, id, status::FAILED, Some("processor_unavailable"), now)? {
+            if rows::settle(conn, id, status::FAILED, Some(UNAVAILABLE), now)? {
                 payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, false, now)?;
             }
         }

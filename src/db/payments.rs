@@ -181,3 +181,19 @@ pub fn find_by_id(conn: &mut DbConnection, id: &str) -> QueryResult<PaymentRow> 
         .select(PaymentRow::as_select())
         .first(conn)
 }
+
+/// Moves a parked (`failed`) payment back to `processing` for a retry; the caller holds
+/// the order's lock and has checked no other payment is live.
+pub fn reopen(conn: &mut DbConnection, id: &str, now: NaiveDateTime) -> QueryResult<bool> {
+    let rows = diesel::update(payments::table)
+        .filter(payments::id.eq(id))
+        .filter(payments::status.eq(status::FAILED))
+        .set((
+            payments::status.eq(status::PROCESSING),
+            payments::failure_code.eq(None::<String>),
+            payments::failure_message.eq(None::<String>),
+            payments::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(rows == 1)
+}

@@ -35,6 +35,7 @@ impl RefundRow {
             currency: self.currency,
             status: self.status,
             reason: self.reason,
+            failure_code: self.failure_code,
             created_at: self.created_at,
         }
     }
@@ -89,4 +90,19 @@ pub fn find_by_id(conn: &mut DbConnection, id: &str) -> QueryResult<RefundRow> {
         .find(id)
         .select(RefundRow::as_select())
         .first(conn)
+}
+
+/// Moves a parked (`failed`) refund back to `processing` for a retry; the caller has
+/// reserved its amount again.
+pub fn reopen(conn: &mut DbConnection, id: &str, now: NaiveDateTime) -> QueryResult<bool> {
+    let rows = diesel::update(refunds::table)
+        .filter(refunds::id.eq(id))
+        .filter(refunds::status.eq(status::FAILED))
+        .set((
+            refunds::status.eq(status::PROCESSING),
+            refunds::failure_code.eq(None::<String>),
+            refunds::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(rows == 1)
 }

@@ -61,6 +61,15 @@ impl NewPayment {
             check_amount(amount).map_err(|m| ApiError::invalid("amount", m))?;
         }
         let currency = fields.string("currency", 3)?.map(str::to_owned);
+        if currency
+            .as_deref()
+            .is_some_and(|c| !super::money::is_known_currency(c))
+        {
+            return Err(ApiError::invalid(
+                "currency",
+                "must be an ISO 4217 currency code in uppercase, e.g. EUR",
+            ));
+        }
         Ok(Self {
             order_id: order_id.to_owned(),
             payment_method: method.to_owned(),
@@ -130,6 +139,8 @@ pub struct Refund {
     pub currency: String,
     pub status: String,
     pub reason: Option<String>,
+    /// Why a `failed` refund failed (`processor_unavailable`), else `null`.
+    pub failure_code: Option<String>,
     #[serde(serialize_with = "super::rfc3339")]
     pub created_at: NaiveDateTime,
 }

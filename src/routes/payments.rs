@@ -88,6 +88,13 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let page = Page::parse(&query, ids::PAYMENT, &["order_id"])?;
     let order_id = query.get("order_id").cloned();
+    if order_id
+        .as_deref()
+        .is_some_and(|id| !ids::is_well_formed(ids::ORDER, id))
+    {
+        let (param, message) = ("order_id".into(), "must be an order id (ord_…)".into());
+        return Err(ApiError::InvalidQuery { param, message });
+    }
     let limit = page.limit + 1;
     let cursor = page.starting_after.clone();
     let rows = db::run(&state.pool, move |conn| {

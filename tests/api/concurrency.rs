@@ -115,6 +115,17 @@ fn payment_in_progress_blocks_other_keys_and_cancel(backend: Backend) {
             (cancel.status, cancel.code().as_str()),
             (409, "payment_in_progress")
         );
+        let listed = app.get(&format!("/payments?order_id={order}")).json();
+        let in_flight = listed["data"][0]["id"].as_str().unwrap().to_owned();
+        let refund = app.post(
+            &format!("/payments/{in_flight}/refunds"),
+            Some("early"),
+            "{}",
+        );
+        assert_eq!(
+            (refund.status, refund.code().as_str()),
+            (409, "payment_in_progress")
+        );
         assert_eq!(slow.join().unwrap().status, 201);
         // The retryable failure executes again and now meets the paid order.
         let retried = app.pay("other", &order, "pm_card_visa");

@@ -14,6 +14,6 @@ mod orders;
 mod payments;
 mod process;
 mod reaper;
-mod spec;
 mod refunds;
+mod spec;
 mod validation;

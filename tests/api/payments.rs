@@ -135,6 +135,7 @@ fn amount_and_currency_must_match_the_order(backend: Backend) {
         (wrong.status, wrong.code().as_str()),
         (422, "payment_mismatch")
     );
+    assert_eq!(wrong.json()["param"], "amount");
     let body =
         format!(r#"{{"order_id":"{order}","payment_method":"pm_card_visa","currency":"USD"}}"#);
     assert_eq!(
@@ -170,6 +171,10 @@ fn invalid_payment_requests_are_rejected_and_store_nothing(backend: Backend) {
             format!(r#"{{"order_id":"{order}","payment_method":"pm_card_visa","tip":1}}"#),
             "tip",
         ),
+        (
+            format!(r#"{{"order_id":"{order}","payment_method":"pm_card_visa","currency":"eur"}}"#),
+            "currency",
+        ),
     ] {
         let reply = app.post("/payments", Some("k"), &body);
         assert_eq!(reply.status, 422, "{body}: {}", reply.text());
@@ -200,11 +205,42 @@ fn processor_down_is_retryable_and_charges_nothing(backend: Backend) {
         );
     }
     assert_eq!(app.settled("charge"), 0);
-    // The payment in flight blocks another payment until it resolves.
-    let other = app.pay("other", &order, "pm_card_visa");
+    // Retryable means no effect: the payment is parked, blocking neither the order...
+    let listed = app.get(&format!("/payments?order_id={order}")).json();
     assert_eq!(
-        (other.status, other.code().as_str()),
-        (409, "payment_in_progress")
+        listed["data"].as_array().unwrap().len(),
+        1,
+        "the retry reused its payment"
+    );
+    assert_eq!(listed["data"][0]["status"], "failed");
+    assert_eq!(listed["data"][0]["failure_code"], "processor_unavailable");
+    let other = app.pay("other", &order, "pm_card_visa");
+    assert_eq!(other.status, 201, "{}", other.text());
+    // ...nor a later retry of the parked key, which now finds the order paid.
+    let late = app.pay("down", &order, "pm_card_processor_down");
+    assert_eq!(
+        (late.status, late.code().as_str()),
+        (409, "order_not_payable")
+    );
+    assert!(app.pay("down", &order, "pm_card_processor_down").replayed());
+    assert_eq!(app.settled("charge"), 1);
+}
+
+fn parked_payment_does_not_block_cancel(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let order = app.order(800);
+    assert_eq!(
+        app.pay("down", &order, "pm_card_processor_down").status,
+        503
+    );
+    let cancelled = app.post(&format!("/orders/{order}/cancel"), None, "");
+    assert_eq!(cancelled.status, 200, "{}", cancelled.text());
+    let late = app.pay("down", &order, "pm_card_processor_down");
+    assert_eq!(
+        (late.status, late.code().as_str()),
+        (409, "order_not_payable")
     );
 }
 
@@ -311,6 +347,7 @@ crate::on_both_backends!(
     amount_and_currency_must_match_the_order,
     invalid_payment_requests_are_rejected_and_store_nothing,
     processor_down_is_retryable_and_charges_nothing,
+    parked_payment_does_not_block_cancel,
     flaky_processor_succeeds_on_retry_with_the_same_payment,
     lost_answer_is_resumed_with_one_charge,
     crash_between_charge_and_settlement_is_resumed,

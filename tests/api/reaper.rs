@@ -21,7 +21,7 @@ fn expired_records_are_purged(backend: Backend) {
     assert_eq!(app.order_count(), 1, "purging keys never touches orders");
 }
 
-fn abandoned_payment_is_failed_and_the_order_payable_again(backend: Backend) {
+fn expired_retryable_record_is_purged_and_the_key_runs_afresh(backend: Backend) {
     let Some(app) = spawn_app_with(backend, |c| {
         c.key_ttl_override = vec![("create_payment".into(), 1)];
         c.reaper_interval_secs = 1;
@@ -33,21 +33,26 @@ fn abandoned_payment_is_failed_and_the_order_payable_again(backend: Backend) {
         app.pay("gave-up", &order, "pm_card_processor_down").status,
         503
     );
-    assert_eq!(
-        app.pay("new-key", &order, "pm_card_visa").code(),
-        "payment_in_progress"
-    );
-    let failed = eventually(Duration::from_secs(20), || {
-        let list = app.get(&format!("/payments?order_id={order}")).json();
-        (list["data"][0]["status"] == "failed").then_some(list)
+    assert_eq!(app.records_in("failed_retryable"), 1);
+    eventually(Duration::from_secs(20), || {
+        (app.records_in("failed_retryable") == 0).then_some(())
     });
-    assert_eq!(failed["data"][0]["failure_code"], "processor_unavailable");
-    let paid = app.pay("new-key", &order, "pm_card_visa");
-    assert_eq!(paid.status, 201, "{}", paid.text());
+    let listed = app.get(&format!("/payments?order_id={order}")).json();
+    assert_eq!(listed["data"][0]["failure_code"], "processor_unavailable");
+    // The expired key is a new request: it creates a second payment attempt.
+    let again = app.pay("gave-up", &order, "pm_card_visa");
+    assert_eq!(again.status, 201, "{}", again.text());
+    assert_eq!(
+        app.get(&format!("/payments?order_id={order}")).json()["data"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     assert_eq!(app.settled("charge"), 1);
 }
 
 crate::on_both_backends!(
     expired_records_are_purged,
-    abandoned_payment_is_failed_and_the_order_payable_again,
+    expired_retryable_record_is_purged_and_the_key_runs_afresh,
 );

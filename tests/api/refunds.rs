@@ -136,33 +136,79 @@ fn flaky_and_lost_refunds_complete_on_retry(backend: Backend) {
     let Some(app) = spawn_app(backend) else {
         return;
     };
-    for (method, code) in [
-        ("pm_card_flaky", "processor_unavailable"),
-        ("pm_card_timeout", "processor_timeout"),
-    ] {
-        let (order, payment) = paid_order(&app, 600, method);
-        let path = format!("/payments/{payment}/refunds");
-        let first = app.post(&path, Some(method), r#"{"amount":600}"#);
-        assert_eq!(
-            (first.status, first.code().as_str()),
-            (503, code),
-            "{method}"
-        );
-        // The reservation holds while the refund is unresolved.
-        let meanwhile = app.post(&path, Some(&format!("extra-{method}")), r#"{"amount":1}"#);
-        assert_eq!(meanwhile.code(), "refund_exceeds_payment");
-        let retry = app.post(&path, Some(method), r#"{"amount":600}"#);
-        assert_eq!(retry.status, 201, "{method}: {}", retry.text());
-        assert_eq!(
-            app.get(&format!("/orders/{order}")).json()["status"],
-            "refunded"
-        );
-    }
+    // A lost answer (unknown outcome) keeps its reservation until it is resolved.
+    let (order, payment) = paid_order(&app, 600, "pm_card_timeout");
+    let path = format!("/payments/{payment}/refunds");
+    let lost = app.post(&path, Some("lost"), r#"{"amount":600}"#);
+    assert_eq!(
+        (lost.status, lost.code().as_str()),
+        (503, "processor_timeout")
+    );
+    assert_eq!(
+        app.post(&path, Some("extra"), r#"{"amount":1}"#).code(),
+        "refund_exceeds_payment"
+    );
+    let retry = app.post(&path, Some("lost"), r#"{"amount":600}"#);
+    assert_eq!(retry.status, 201, "{}", retry.text());
+    assert_eq!(
+        app.get(&format!("/orders/{order}")).json()["status"],
+        "refunded"
+    );
+    // A refund the processor did not attempt holds nothing; its retry succeeds.
+    let (order, payment) = paid_order(&app, 600, "pm_card_flaky");
+    let path = format!("/payments/{payment}/refunds");
+    let unavailable = app.post(&path, Some("flaky"), r#"{"amount":600}"#);
+    assert_eq!(
+        (unavailable.status, unavailable.code().as_str()),
+        (503, "processor_unavailable")
+    );
+    assert_eq!(
+        app.get(&format!("/payments/{payment}")).json()["amount_refunded"],
+        0
+    );
+    let retry = app.post(&path, Some("flaky"), r#"{"amount":600}"#);
+    assert_eq!(retry.status, 201, "{}", retry.text());
+    assert_eq!(retry.json()["failure_code"], serde_json::Value::Null);
+    assert_eq!(
+        app.get(&format!("/orders/{order}")).json()["status"],
+        "refunded"
+    );
     assert_eq!(app.settled("refund"), 2, "one refund each, never two");
+}
+
+fn parked_refund_gives_way_to_others(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let (_, payment) = paid_order(&app, 500, "pm_card_flaky");
+    let path = format!("/payments/{payment}/refunds");
+    assert_eq!(
+        app.post(&path, Some("parked"), r#"{"amount":500}"#).status,
+        503
+    );
+    // The parked refund released its reservation, so another refund may take it all...
+    let other = app.post(&path, Some("other"), r#"{"amount":500}"#);
+    assert_eq!(other.status, 503, "flaky again on its first call");
+    assert_eq!(
+        app.post(&path, Some("other"), r#"{"amount":500}"#).status,
+        201
+    );
+    // ...and the parked one, retried, no longer fits: never more than the payment.
+    let late = app.post(&path, Some("parked"), r#"{"amount":500}"#);
+    assert_eq!(
+        (late.status, late.code().as_str()),
+        (409, "refund_exceeds_payment")
+    );
+    assert_eq!(
+        app.get(&format!("/payments/{payment}")).json()["amount_refunded"],
+        500
+    );
+    assert_eq!(app.settled("refund"), 1);
 }
 
 crate::on_both_backends!(
     partial_then_full_refund,
     refund_errors,
-    flaky_and_lost_refunds_complete_on_retry
+    flaky_and_lost_refunds_complete_on_retry,
+    parked_refund_gives_way_to_others,
 );

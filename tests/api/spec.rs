@@ -10,7 +10,8 @@ use crate::helpers::{spawn_app, Backend};
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 fn spec_operations() -> BTreeSet<(String, String)> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml")).expect("openapi.yaml");
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
+        .expect("openapi.yaml");
     let docs = YamlLoader::load_from_str(&text).expect("openapi.yaml is YAML");
     let paths = docs[0]["paths"].as_hash().expect("the spec has paths");
     let mut operations = BTreeSet::new();
@@ -26,25 +27,49 @@ fn spec_operations() -> BTreeSet<(String, String)> {
 }
 
 fn spec_operations_match_registered_routes(backend: Backend) {
-    let registered: BTreeSet<(String, String)> =
-        idempay::ROUTES.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect();
+    let registered: BTreeSet<(String, String)> = idempay::ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
     let documented = spec_operations();
     let undocumented: Vec<_> = registered.difference(&documented).collect();
     let unserved: Vec<_> = documented.difference(&registered).collect();
-    assert!(undocumented.is_empty() && unserved.is_empty(), "in the app only: {undocumented:?}; in the spec only: {unserved:?}");
+    assert!(
+        undocumented.is_empty() && unserved.is_empty(),
+        "in the app only: {undocumented:?}; in the spec only: {unserved:?}"
+    );
 
     // The live server answers every route, and 405 for the other methods on its paths.
-    let Some(app) = spawn_app(backend) else { return };
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
     let paths: BTreeSet<&str> = registered.iter().map(|(_, p)| p.as_str()).collect();
     for path in paths {
         let concrete = path.replace("{id}", "ord_00000000000000000000000000000000");
         for method in METHODS {
             let method = method.to_uppercase();
             let auth = ("Authorization", "Bearer sk_test_demo");
-            let reply = app.request(&method, &concrete, &[auth, ("Idempotency-Key", "drift"), ("Content-Type", "application/json")], "{}");
-            let served = !matches!(reply.status, 404 | 405) || reply.header("content-type") == Some("application/problem+json") && reply.code() == "resource_not_found";
+            let reply = app.request(
+                &method,
+                &concrete,
+                &[
+                    auth,
+                    ("Idempotency-Key", "drift"),
+                    ("Content-Type", "application/json"),
+                ],
+                "{}",
+            );
+            let served = !matches!(reply.status, 404 | 405)
+                || reply.header("content-type") == Some("application/problem+json")
+                    && reply.code() == "resource_not_found";
             let expected = registered.contains(&(method.clone(), path.to_owned()));
-            assert_eq!(served, expected, "{method} {path}: {} {}", reply.status, reply.text());
+            assert_eq!(
+                served,
+                expected,
+                "{method} {path}: {} {}",
+                reply.status,
+                reply.text()
+            );
         }
     }
 }
