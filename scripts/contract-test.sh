@@ -39,7 +39,7 @@ run_against() { # $1: backend name, $2: DATABASE_URL
     base=$(sed -n 's/^idempay listening on //p' "$log" | head -n1)
     [ -n "$base" ] || { cat "$work/$name.err"; echo "server did not start" >&2; return 1; }
     echo "== schemathesis on $name ($base), up to $MAX_EXAMPLES examples per operation"
-    "$venv/bin/schemathesis" run openapi.yaml --url "$base" \
+    "$venv/bin/schemathesis" --config-file scripts/schemathesis.toml run openapi.yaml --url "$base" \
         --header 'Authorization: Bearer sk_test_demo' \
         --checks all --phases examples,coverage,fuzzing,stateful \
         --max-examples "$MAX_EXAMPLES" --workers 2 --seed 1 \
