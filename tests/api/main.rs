@@ -1,6 +1,7 @@
 //! HTTP-level tests: each starts a real server on port 0 and runs on SQLite and on
 //! PostgreSQL (when `TEST_DATABASE_URL` is set).
 
+mod client;
 mod helpers;
 mod pg;
 
@@ -11,6 +12,7 @@ mod crash;
 mod leases;
 mod multi_instance;
 mod orders;
+mod payment_failures;
 mod payments;
 mod process;
 mod reaper;
