@@ -175,15 +175,20 @@ where
 /// local file, so its clock is this machine's.)
 pub fn now(conn: &mut DbConnection) -> QueryResult<NaiveDateTime> {
     let now = match conn {
-        DbConnection::Postgresql(_) => diesel::select(diesel::dsl::sql::<Timestamp>(
-            "CAST(clock_timestamp() AT TIME ZONE 'UTC' AS timestamp)",
-        ))
-        .get_result(conn)?,
+        DbConnection::Postgresql(_) => {
+            diesel::select(diesel::dsl::sql::<Timestamp>(PG_NOW)).get_result(conn)?
+        }
         DbConnection::Sqlite(_) => Utc::now().naive_utc(),
     };
-    Ok(now
-        .duration_trunc(TimeDelta::microseconds(1))
-        .unwrap_or(now))
+    Ok(to_micros(now))
+}
+
+/// PostgreSQL's clock in UTC, as a SQL expression of type `timestamp`.
+pub const PG_NOW: &str = "CAST(clock_timestamp() AT TIME ZONE 'UTC' AS timestamp)";
+
+/// A timestamp truncated to microseconds, the precision both backends keep.
+pub fn to_micros(at: NaiveDateTime) -> NaiveDateTime {
+    at.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(at)
 }
 
 /// Runs blocking database work on the blocking pool (never on an async worker), with a

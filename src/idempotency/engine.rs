@@ -38,8 +38,7 @@ pub fn decide(
 ) -> Result<Decision, ApiError> {
     // A claim or takeover loses only to a concurrent request; the next read sees it.
     for _ in 0..3 {
-        let now = db::now(conn)?;
-        let found = record::find(conn, &request.merchant_id, &request.key)?;
+        let (found, now) = record::lookup(conn, &request.merchant_id, &request.key)?;
         let (live, expired) = match found {
             Some(r) if r.is_expired(now) => (None, Some(r.id)),
             other => (other, None),

@@ -92,6 +92,30 @@ pub fn find(conn: &mut DbConnection, merchant_id: &str, key: &str) -> QueryResul
         .optional()
 }
 
+/// Reads the record of `(merchant, key)` together with the database clock. On
+/// PostgreSQL a hit is one round trip (the clock is read in the same statement), so a
+/// replay costs one indexed read.
+pub fn lookup(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    key: &str,
+) -> QueryResult<(Option<Record>, NaiveDateTime)> {
+    if let DbConnection::Sqlite(_) = conn {
+        return Ok((find(conn, merchant_id, key)?, db::now(conn)?));
+    }
+    let clock = diesel::dsl::sql::<diesel::sql_types::Timestamp>(db::PG_NOW);
+    let found: Option<(Record, NaiveDateTime)> = records::table
+        .filter(records::merchant_id.eq(merchant_id))
+        .filter(records::idempotency_key.eq(key))
+        .select((Record::as_select(), clock))
+        .first(conn)
+        .optional()?;
+    match found {
+        Some((record, now)) => Ok((Some(record), db::to_micros(now))),
+        None => Ok((None, db::now(conn)?)),
+    }
+}
+
 fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
