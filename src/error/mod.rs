@@ -58,9 +58,9 @@ pub enum ApiError {
         param: &'static str,
         message: String,
     },
-    #[error("another payment of this order is in progress; retry when it has finished")]
+    #[error("a payment involved is still processing; retry when it has settled")]
     PaymentInProgress,
-    #[error("the payment processor is unavailable and nothing was charged; retry with the same Idempotency-Key")]
+    #[error("the payment processor is unavailable and did not attempt the operation; retry with the same Idempotency-Key")]
     ProcessorUnavailable,
     #[error("the payment processor did not answer; retry with the same Idempotency-Key to learn the outcome")]
     ProcessorTimeout,

@@ -187,7 +187,23 @@ fn invalid_payment_requests_are_rejected_and_store_nothing(backend: Backend) {
     );
 }
 
+fn payment_list_filters_are_validated(backend: Backend) {
+    // Found by schemathesis: a malformed order_id filter was an empty 200.
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let reply = app.get("/payments?order_id=%C3%AE%C3%B1b");
+    assert_eq!(
+        (reply.status, reply.code().as_str()),
+        (400, "invalid_query")
+    );
+    assert_eq!(reply.json()["param"], "order_id");
+    let fine = app.get("/payments?order_id=ord_00000000000000000000000000000000");
+    assert_eq!(fine.json()["data"].as_array().unwrap().len(), 0);
+}
+
 crate::on_both_backends!(
+    payment_list_filters_are_validated,
     successful_payment_pays_the_order_and_replays,
     declines_are_stored_and_the_failed_payment_is_listed,
     missing_or_unpayable_orders_are_permanent,
