@@ -87,7 +87,7 @@ pub struct Config {
     #[arg(long, env = "IDEMPAY_BIND", default_value = "127.0.0.1:8080")]
     pub bind: SocketAddr,
     /// Create the demo merchant (API key `sk_test_demo`) if absent, and print how to call the API.
-    #[arg(long, env = "IDEMPAY_DEMO")]
+    #[arg(long, env = "IDEMPAY_DEMO", action = clap::ArgAction::SetTrue, value_parser = clap::builder::BoolishValueParser::new())]
     pub demo: bool,
     /// Seconds an execution holds an idempotency key before another may take it over.
     #[arg(long, env = "IDEMPAY_LEASE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]

@@ -51,6 +51,13 @@ impl<'a> Fields<'a> {
         let text = value
             .as_str()
             .ok_or_else(|| ApiError::invalid(name, "must be a string"))?;
+        if text.contains('\0') {
+            // PostgreSQL text cannot hold NUL; no backend may accept what another refuses.
+            return Err(ApiError::invalid(
+                name,
+                "must not contain the NUL character (U+0000)",
+            ));
+        }
         if text.chars().count() > max_chars {
             return Err(ApiError::invalid(
                 name,

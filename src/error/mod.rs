@@ -147,14 +147,16 @@ impl ApiError {
 impl From<diesel::result::Error> for ApiError {
     fn from(e: diesel::result::Error) -> Self {
         tracing::error!(error = %e, "database error");
-        Self::Database(e.to_string())
+        Self::Database(
+            "a database operation failed; the request may be retried with the same key".into(),
+        )
     }
 }
 
 impl From<diesel::r2d2::PoolError> for ApiError {
     fn from(e: diesel::r2d2::PoolError) -> Self {
         tracing::warn!(error = %e, "no database connection available");
-        Self::Database(format!("no connection available: {e}"))
+        Self::Database("no database connection was available in time".into())
     }
 }
 

@@ -79,6 +79,11 @@ fn order_limits_are_enforced(backend: Backend) {
             "colour",
         ),
         (r#"[{"amount":1,"currency":"EUR"}]"#.to_owned(), "body"),
+        // Found by a new user: PostgreSQL text cannot hold NUL (it was a retryable 503).
+        (
+            r#"{"amount":1,"currency":"EUR","description":"a\u0000b"}"#.to_owned(),
+            "description",
+        ),
     ];
     for (i, (body, param)) in rejected.iter().enumerate() {
         let reply = app.post("/orders", Some(&format!("bad-{i}")), body);
