@@ -11,7 +11,7 @@
 use actix_web::http::StatusCode;
 use chrono::TimeDelta;
 
-use crate::db::orders as order_rows;
+use crate::db::orders::{self as order_rows, OrderRow};
 use crate::db::payments::{self as rows, PaymentRow};
 use crate::db::{self, DbConnection};
 use crate::domain::ids;
@@ -101,27 +101,7 @@ fn create_payment(
     mut lease: Lease,
 ) -> Result<Lease, ApiError> {
     db::write_transaction(conn, |conn| {
-        let not_found = || ApiError::NotFound {
-            resource: "order",
-            id: new.order_id.clone(),
-        };
-        if !order_rows::lock(conn, merchant_id, &new.order_id)? {
-            return Err(not_found());
-        }
-        let order = order_rows::find(conn, merchant_id, &new.order_id)?.ok_or_else(not_found)?;
-        if let Some(live) = rows::live_for_order(conn, &order.id)? {
-            return Err(match live.status.as_str() {
-                status::PROCESSING => ApiError::PaymentInProgress,
-                _ => ApiError::OrderNotPayable {
-                    status: order.status,
-                },
-            });
-        }
-        if order.status != order_status::AWAITING_PAYMENT {
-            return Err(ApiError::OrderNotPayable {
-                status: order.status,
-            });
-        }
+        let order = lock_payable_order(conn, merchant_id, &new.order_id)?;
         let outstanding = order.amount - order.amount_paid;
         if new.amount.is_some_and(|a| a != outstanding) {
             return Err(ApiError::PaymentMismatch {
@@ -156,6 +136,40 @@ fn create_payment(
         advance(conn, &mut lease, PAYMENT_CREATED, &row.id)?;
         Ok(lease)
     })
+}
+
+/// Locks the merchant's order and checks that a payment may start: the order awaits
+/// payment and has no payment `processing` or `succeeded` (the partial unique index
+/// enforces the same). Phase 1 and a reopen both call it, holding the lock to commit.
+/// Errors: 404 unknown order; 409 `payment_in_progress` (retryable) or
+/// `order_not_payable` (permanent).
+fn lock_payable_order(
+    conn: &mut DbConnection,
+    merchant_id: &str,
+    order_id: &str,
+) -> Result<OrderRow, ApiError> {
+    let not_found = || ApiError::NotFound {
+        resource: "order",
+        id: order_id.to_owned(),
+    };
+    if !order_rows::lock(conn, merchant_id, order_id)? {
+        return Err(not_found());
+    }
+    let order = order_rows::find(conn, merchant_id, order_id)?.ok_or_else(not_found)?;
+    if let Some(live) = rows::live_for_order(conn, &order.id)? {
+        return Err(match live.status.as_str() {
+            status::PROCESSING => ApiError::PaymentInProgress,
+            _ => ApiError::OrderNotPayable {
+                status: order.status,
+            },
+        });
+    }
+    if order.status != order_status::AWAITING_PAYMENT {
+        return Err(ApiError::OrderNotPayable {
+            status: order.status,
+        });
+    }
+    Ok(order)
 }
 
 /// Phase 3: settle the payment and the order, and finish the record, in one transaction.

@@ -4,10 +4,8 @@
 //! key), and the reaper abandons it when its key expires unretried.
 
 use super::UNAVAILABLE;
-use crate::db::orders as order_rows;
 use crate::db::payments::{self as rows, PaymentRow};
 use crate::db::{self, DbConnection};
-use crate::domain::order::status as order_status;
 use crate::domain::payment::status;
 use crate::error::ApiError;
 use crate::idempotency::record::Record;
@@ -24,27 +22,7 @@ pub(super) fn reopen(conn: &mut DbConnection, payment_id: &str) -> Result<Paymen
         {
             return Ok(payment);
         }
-        order_rows::lock(conn, &payment.merchant_id, &payment.order_id)?;
-        let order =
-            order_rows::find(conn, &payment.merchant_id, &payment.order_id)?.ok_or_else(|| {
-                ApiError::NotFound {
-                    resource: "order",
-                    id: payment.order_id.clone(),
-                }
-            })?;
-        if let Some(live) = rows::live_for_order(conn, &order.id)? {
-            return Err(match live.status.as_str() {
-                status::PROCESSING => ApiError::PaymentInProgress,
-                _ => ApiError::OrderNotPayable {
-                    status: order.status,
-                },
-            });
-        }
-        if order.status != order_status::AWAITING_PAYMENT {
-            return Err(ApiError::OrderNotPayable {
-                status: order.status,
-            });
-        }
+        super::lock_payable_order(conn, &payment.merchant_id, &payment.order_id)?;
         let now = db::now(conn)?;
         rows::reopen(conn, payment_id, now)?;
         Ok(rows::find_by_id(conn, payment_id)?)

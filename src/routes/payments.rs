@@ -8,7 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use super::page::Page;
 use super::{identity, json_body, required_key};
 use crate::auth::Merchant;
-use crate::db::{self, payments::PaymentRow};
+use crate::db::{self, payments::PaymentRow, DbConnection};
 use crate::domain::ids;
 use crate::domain::payment::{NewPayment, NewRefund};
 use crate::error::ApiError;
@@ -65,17 +65,14 @@ pub async fn get(
     merchant: Merchant,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let row = db::run(&state.pool, move |conn| {
-        let found = match ids::is_well_formed(ids::PAYMENT, &id) {
-            true => db::payments::find(conn, &merchant.id, &id)?,
-            false => None,
-        };
-        found.ok_or(ApiError::NotFound {
-            resource: "payment",
-            id,
-        })
-    })
+    let row = fetch(
+        &state,
+        merchant,
+        id.into_inner(),
+        ids::PAYMENT,
+        "payment",
+        db::payments::find,
+    )
     .await?;
     Ok(HttpResponse::Ok().json(row.view()))
 }
@@ -116,17 +113,34 @@ pub async fn get_refund(
     merchant: Merchant,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let id = id.into_inner();
-    let row = db::run(&state.pool, move |conn| {
-        let found = match ids::is_well_formed(ids::REFUND, &id) {
-            true => db::refunds::find(conn, &merchant.id, &id)?,
-            false => None,
-        };
-        found.ok_or(ApiError::NotFound {
-            resource: "refund",
-            id,
-        })
-    })
+    let row = fetch(
+        &state,
+        merchant,
+        id.into_inner(),
+        ids::REFUND,
+        "refund",
+        db::refunds::find,
+    )
     .await?;
     Ok(HttpResponse::Ok().json(row.view()))
+}
+
+/// Reads the merchant's `resource` by `id` with `find`: 404 `resource_not_found` when
+/// the id is malformed for `prefix` or unknown to this merchant.
+async fn fetch<T: Send + 'static>(
+    state: &AppState,
+    merchant: Merchant,
+    id: String,
+    prefix: &'static str,
+    resource: &'static str,
+    find: fn(&mut DbConnection, &str, &str) -> diesel::QueryResult<Option<T>>,
+) -> Result<T, ApiError> {
+    db::run(&state.pool, move |conn| {
+        let found = match ids::is_well_formed(prefix, &id) {
+            true => find(conn, &merchant.id, &id)?,
+            false => None,
+        };
+        found.ok_or(ApiError::NotFound { resource, id })
+    })
+    .await
 }
