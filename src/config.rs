@@ -92,6 +92,10 @@ pub struct Config {
     /// Seconds an execution holds an idempotency key before another may take it over.
     #[arg(long, env = "IDEMPAY_LEASE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub lease_secs: u64,
+    /// Seconds a handler waits for its execution before answering 503 `still_processing`
+    /// (the execution goes on; a retry gets its result). Must stay below the lease.
+    #[arg(long, env = "IDEMPAY_REQUEST_TIMEOUT_SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub request_timeout_secs: u64,
     /// Seconds a finished idempotency record is kept for replay (default 24 h).
     #[arg(long, env = "IDEMPAY_KEY_TTL_SECS", default_value_t = 86_400, value_parser = clap::value_parser!(u64).range(1..=31_536_000))]
     pub key_ttl_secs: u64,
@@ -137,6 +141,12 @@ impl Config {
     /// The lease an execution holds on its idempotency key.
     pub fn lease(&self) -> TimeDelta {
         TimeDelta::seconds(self.lease_secs as i64)
+    }
+
+    /// How long a handler waits for its execution: the request timeout, never longer
+    /// than the lease (a shorter lease shortens it).
+    pub fn request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.request_timeout_secs.min(self.lease_secs))
     }
 
     /// How long a finished record of `endpoint` is kept for replay.

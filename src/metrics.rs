@@ -18,6 +18,8 @@ pub struct Metrics {
     pub reaper_errors: AtomicU64,
     /// Recoveries that keep failing: an operator should look.
     pub reaper_flagged: AtomicU64,
+    /// Executions that found their lease taken over and stopped without committing.
+    pub leases_lost: AtomicU64,
 }
 
 impl Metrics {
@@ -59,6 +61,11 @@ impl Metrics {
                 "idempay_reaper_flagged_total",
                 "Recoveries failing repeatedly; operator attention needed.",
                 &self.reaper_flagged,
+            ),
+            (
+                "idempay_leases_lost_total",
+                "Executions fenced off: their lease was taken over.",
+                &self.leases_lost,
             ),
         ] {
             let value = counter.load(Ordering::Relaxed);

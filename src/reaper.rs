@@ -110,7 +110,7 @@ async fn recover(state: &AppState, stuck: Stuck, report: &mut Report) {
         tracing::error!(record = %lease.record_id, attempts = lease.attempts, error = %error,
             "reaper: record keeps failing recovery; operator attention needed");
     }
-    settle(&state.pool, lease, &error, ttl, backoff).await;
+    settle(&state.pool, &state.metrics, lease, &error, ttl, backoff).await;
 }
 
 async fn purge(state: &AppState, report: &mut Report) {

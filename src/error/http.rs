@@ -11,7 +11,7 @@ impl ApiError {
     fn title(&self) -> &'static str {
         match self {
             Self::KeyReused => "Idempotency-Key reused with a different request",
-            Self::KeyInUse { .. } => "Idempotency-Key in use",
+            Self::KeyInUse { .. } | Self::LeaseLost => "Idempotency-Key in use",
             Self::Declined { .. } => "Payment declined",
             Self::PaymentMismatch { .. } => "Payment does not match the order",
             Self::Validation { .. } => "Request failed validation",
@@ -76,12 +76,15 @@ impl ResponseError for ApiError {
             | Self::PaymentInProgress
             | Self::PaymentNotRefundable { .. }
             | Self::RefundExceedsPayment { .. } => StatusCode::CONFLICT,
-            Self::ProcessorUnavailable | Self::ProcessorTimeout => StatusCode::SERVICE_UNAVAILABLE,
+            Self::ProcessorUnavailable | Self::ProcessorTimeout | Self::StillProcessing => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
-            Self::OrderNotCancellable { .. } | Self::KeyReused | Self::KeyInUse { .. } => {
-                StatusCode::CONFLICT
-            }
+            Self::OrderNotCancellable { .. }
+            | Self::KeyReused
+            | Self::KeyInUse { .. }
+            | Self::LeaseLost => StatusCode::CONFLICT,
             Self::Database(_) => StatusCode::SERVICE_UNAVAILABLE,
             Self::Http { status, .. } => *status,
         }

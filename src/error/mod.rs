@@ -64,6 +64,12 @@ pub enum ApiError {
     ProcessorUnavailable,
     #[error("the payment processor did not answer; retry with the same Idempotency-Key to learn the outcome")]
     ProcessorTimeout,
+    #[error("another execution took this request over; retry with the same Idempotency-Key for its result")]
+    LeaseLost,
+    #[error(
+        "the request is still being processed; retry with the same Idempotency-Key for its result"
+    )]
+    StillProcessing,
     #[error("payment is `{status}`; only a succeeded payment can be refunded")]
     PaymentNotRefundable { status: String },
     #[error("the refund exceeds what is left to refund on this payment ({available} minor units)")]
@@ -101,10 +107,11 @@ impl ApiError {
             Self::PaymentInProgress => "payment_in_progress",
             Self::ProcessorUnavailable => "processor_unavailable",
             Self::ProcessorTimeout => "processor_timeout",
+            Self::StillProcessing => "still_processing",
             Self::PaymentNotRefundable { .. } => "payment_not_refundable",
             Self::RefundExceedsPayment { .. } => "refund_exceeds_payment",
             Self::KeyReused => "idempotency_key_reused",
-            Self::KeyInUse { .. } => "idempotency_key_in_use",
+            Self::KeyInUse { .. } | Self::LeaseLost => "idempotency_key_in_use",
             Self::Database(_) => "database_unavailable",
             Self::Http { status, .. } => http::http_code(*status),
         }
@@ -130,9 +137,11 @@ impl ApiError {
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
             Self::KeyInUse { retry_after_secs } => Some(*retry_after_secs),
-            Self::PaymentInProgress | Self::ProcessorUnavailable | Self::ProcessorTimeout => {
-                Some(1)
-            }
+            Self::PaymentInProgress
+            | Self::ProcessorUnavailable
+            | Self::ProcessorTimeout
+            | Self::StillProcessing
+            | Self::LeaseLost => Some(1),
             Self::Database(_) => Some(5),
             _ => None,
         }

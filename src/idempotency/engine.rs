@@ -14,6 +14,7 @@ use super::finish::{finish, release_lease, release_retryable};
 use super::record::{self, status, Lease, RequestIdentity, StoredResponse};
 use crate::db::{self, DbConnection, DbPool};
 use crate::error::{ApiError, ErrorClass, PROBLEM_JSON};
+use crate::metrics::Metrics;
 use crate::state::AppState;
 
 /// The response header that marks a replay.
@@ -107,7 +108,7 @@ where
         Decision::Replay(stored) => return Ok(respond(stored, true)),
         Decision::Execute(lease) => lease,
     };
-    let pool = state.pool.clone();
+    let (pool, metrics) = (state.pool.clone(), state.metrics.clone());
     let stall = state
         .config
         .faults
@@ -120,12 +121,16 @@ where
         }
         let outcome = work(lease.clone()).await;
         if let Err(error) = &outcome {
-            settle(&pool, lease, error, ttl, TimeDelta::zero()).await;
+            settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await;
         }
         outcome
     });
-    let stored = execution
+    // The handler waits at most the request timeout (below the lease); the execution
+    // goes on regardless, and a retry meanwhile gets 409 in use, then the replay.
+    let timeout = state.config.request_timeout();
+    let stored = tokio::time::timeout(timeout, execution)
         .await
+        .map_err(|_| ApiError::StillProcessing)?
         .map_err(|e| ApiError::Database(format!("execution task failed: {e}")))??;
     Ok(respond(stored, false))
 }
@@ -133,14 +138,19 @@ where
 /// Records a failed execution's outcome by its class: permanent → stored for replay;
 /// retryable (or rejected after the claim) → `failed_retryable`; unknown → stays
 /// `processing`, its lease ending `unknown_delay` from now. A failure here (the database
-/// is down) leaves the record `processing` until its lease ends, which is safe.
+/// is down) leaves the record `processing` until its lease ends, which is safe. A lost
+/// lease writes nothing (the record is someone else's) and is counted.
 pub async fn settle(
     pool: &DbPool,
+    metrics: &Metrics,
     lease: Lease,
     error: &ApiError,
     ttl: TimeDelta,
     unknown_delay: TimeDelta,
 ) {
+    if let ApiError::LeaseLost = error {
+        return Metrics::add(&metrics.leases_lost, 1);
+    }
     let class = error.class();
     let response = problem_response(error);
     let result = db::run(pool, move |conn| match class {

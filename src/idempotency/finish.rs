@@ -13,16 +13,13 @@ use crate::db::{self, DbConnection};
 use crate::error::ApiError;
 
 /// Turns a fenced statement's row count into a result: zero rows means the lease was
-/// lost, reported to the client as 409 `idempotency_key_in_use` (the new owner is
-/// finishing the same request).
+/// lost ([`ApiError::LeaseLost`]: the new owner is finishing the same request).
 fn fenced(rows: usize) -> Result<(), ApiError> {
     if rows == 1 {
         Ok(())
     } else {
         tracing::warn!("lease lost: another execution took this idempotency record over");
-        Err(ApiError::KeyInUse {
-            retry_after_secs: 1,
-        })
+        Err(ApiError::LeaseLost)
     }
 }
 
