@@ -98,7 +98,59 @@ fn reap_once_command_recovers_a_cut_payment(backend: Backend) {
     check_resolved(&server.client, &order);
 }
 
+fn sigkill_at_refund_created(backend: Backend) {
+    let Some(db) = TestDb::create(backend) else {
+        return;
+    };
+    let mut first = serve(
+        &db.url,
+        &[
+            "--test-fault-pause-at",
+            "refund_created",
+            "--reaper-interval-secs",
+            "0",
+        ],
+    );
+    let order = first.client.order(1000);
+    let paid = first.client.pay("pay", &order, "pm_card_visa");
+    let payment = paid.json()["id"].as_str().unwrap().to_owned();
+    let (client, path) = (first.client.clone(), format!("/payments/{payment}/refunds"));
+    let request =
+        std::thread::spawn(move || client.try_post(&path, "crash-refund", r#"{"amount":400}"#));
+    first.wait_for("FAULT: paused at refund_created");
+    first.kill();
+    assert!(request.join().unwrap().is_none());
+    let second = serve(&db.url, &[]);
+    let client = &second.client;
+    eventually(Duration::from_secs(30), || {
+        (client.records_in("processing") == 0).then_some(())
+    });
+    assert_eq!(client.metric("idempay_reaper_recovered_total"), 1);
+    let retry = client.post(
+        &format!("/payments/{payment}/refunds"),
+        Some("crash-refund"),
+        r#"{"amount":400}"#,
+    );
+    assert_eq!(
+        (retry.status, retry.replayed()),
+        (201, true),
+        "{}",
+        retry.text()
+    );
+    assert_eq!(retry.json()["status"], "succeeded");
+    assert_eq!(
+        client.get(&format!("/payments/{payment}")).json()["amount_refunded"],
+        400
+    );
+    assert_eq!(
+        client.get(&format!("/orders/{order}")).json()["status"],
+        "partially_refunded"
+    );
+    assert_eq!(client.settled("refund"), 1, "exactly one refund");
+}
+
 crate::on_both_backends!(
+    sigkill_at_refund_created,
     sigkill_before_phase_1,
     sigkill_at_payment_created,
     sigkill_between_charge_and_phase_3,

@@ -206,7 +206,29 @@ fn parked_refund_gives_way_to_others(backend: Backend) {
     assert_eq!(app.settled("refund"), 1);
 }
 
+fn refund_in_flight_gets_409_in_use(backend: Backend) {
+    let Some(app) = spawn_app(backend) else {
+        return;
+    };
+    let (_, payment) = paid_order(&app, 900, "pm_card_slow");
+    let path = format!("/payments/{payment}/refunds");
+    let replies: Vec<_> = std::thread::scope(|s| {
+        let a = s.spawn(|| app.post(&path, Some("slow-refund"), "{}"));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let b = s.spawn(|| app.post(&path, Some("slow-refund"), "{}"));
+        [a, b].into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let done: Vec<_> = replies.iter().filter(|r| r.status == 201).collect();
+    assert_eq!(done.len(), 1, "{replies:?}");
+    let waiting = replies.iter().find(|r| r.status != 201).unwrap();
+    assert_eq!(waiting.code(), "idempotency_key_in_use");
+    let replay = app.post(&path, Some("slow-refund"), "{}");
+    assert_eq!(replay.body, done[0].body);
+    assert_eq!(app.settled("refund"), 1);
+}
+
 crate::on_both_backends!(
+    refund_in_flight_gets_409_in_use,
     partial_then_full_refund,
     refund_errors,
     flaky_and_lost_refunds_complete_on_retry,
