@@ -143,10 +143,11 @@ impl Config {
         TimeDelta::seconds(self.lease_secs as i64)
     }
 
-    /// How long a handler waits for its execution: the request timeout, never longer
-    /// than the lease (a shorter lease shortens it).
+    /// How long a handler waits for its execution: the request timeout, kept below the
+    /// lease (at most three quarters of it; a short lease shortens it).
     pub fn request_timeout(&self) -> std::time::Duration {
-        std::time::Duration::from_secs(self.request_timeout_secs.min(self.lease_secs))
+        let lease = std::time::Duration::from_secs(self.lease_secs);
+        std::time::Duration::from_secs(self.request_timeout_secs).min(lease * 3 / 4)
     }
 
     /// How long a finished record of `endpoint` is kept for replay.

@@ -28,6 +28,11 @@ pub struct Faults {
     /// before its writes: lets a test take the lease over from a live owner.
     #[arg(skip)]
     pub stall_first_attempt: Option<Duration>,
+    /// Sleep this long between renewing the lease and calling the processor, in the
+    /// first attempt of an execution only: makes that execution call the processor late,
+    /// after its lease was taken over (a stale call).
+    #[arg(skip)]
+    pub stall_before_processor_call: Option<Duration>,
     /// Fail every payment and refund right after the processor call and before phase 3,
     /// as if the process died there: the record stays `processing` at its recovery point.
     #[arg(skip)]
@@ -41,6 +46,13 @@ impl Faults {
             println!("FAULT: paused at {point}");
             tracing::error!(point, "test fault: execution paused; waiting to be killed");
             std::future::pending::<()>().await;
+        }
+    }
+
+    /// The fault right before the processor call (`attempts`: executions so far).
+    pub async fn before_processor_call(&self, attempts: i32) {
+        if let Some(stall) = self.stall_before_processor_call.filter(|_| attempts == 1) {
+            tokio::time::sleep(stall).await;
         }
     }
 

@@ -88,10 +88,9 @@ pub struct NewRefund {
 }
 
 impl NewRefund {
-    /// Validates `{amount?, reason?}` (an empty body is `{}`); 422 on any violation.
-    pub fn from_json(body: Option<&Value>) -> Result<Self, ApiError> {
-        let empty = Value::Object(Default::default());
-        let fields = Fields::new(body.unwrap_or(&empty), &["amount", "reason"])?;
+    /// Validates `{amount?, reason?}`; 422 on any violation.
+    pub fn from_json(body: &Value) -> Result<Self, ApiError> {
+        let fields = Fields::new(body, &["amount", "reason"])?;
         let amount = fields.integer("amount")?;
         if let Some(amount) = amount {
             check_amount(amount).map_err(|m| ApiError::invalid("amount", m))?;

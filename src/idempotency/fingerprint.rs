@@ -35,8 +35,10 @@ pub fn canonical_json(value: &Value) -> Vec<u8> {
         .expect("a Value parsed by parse_strict holds only finite numbers, so it canonicalises")
 }
 
-/// A request fingerprint: lowercase hex SHA-256 of `METHOD \n PATH \n JCS(body)`.
-/// A request without a body hashes an empty canonical form.
+/// A request fingerprint: lowercase hex SHA-256 of `METHOD \n PATH \n JCS(body)`, where
+/// object members whose value is `null` are left out first (the API reads a `null`
+/// member as an absent one, so both spellings are one request). A request without a
+/// body hashes an empty canonical form.
 pub fn fingerprint(method: &str, path: &str, body: Option<&Value>) -> String {
     let mut hash = Sha256::new();
     hash.update(method.as_bytes());
@@ -44,9 +46,24 @@ pub fn fingerprint(method: &str, path: &str, body: Option<&Value>) -> String {
     hash.update(path.as_bytes());
     hash.update(b"\n");
     if let Some(body) = body {
-        hash.update(canonical_json(body));
+        hash.update(canonical_json(&without_nulls(body)));
     }
     format!("{:x}", hash.finalize())
+}
+
+/// `value` with every object member whose value is `null` removed, at any depth.
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A JSON value deserialised with the ambiguity checks.

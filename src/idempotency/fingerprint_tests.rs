@@ -122,3 +122,18 @@ fn ambiguous_documents_are_refused() {
     ));
     assert!(parse_strict(br#"{"amount":9007199254740992}"#).is_ok());
 }
+
+#[test]
+fn null_members_are_absent_members() {
+    let fp = |text: &str| {
+        fingerprint(
+            "POST",
+            "/payments/x/refunds",
+            Some(&parse_strict(text.as_bytes()).unwrap()),
+        )
+    };
+    assert_eq!(fp(r#"{"amount":null}"#), fp("{}"));
+    assert_eq!(fp(r#"{"a":{"b":null,"c":1}}"#), fp(r#"{"a":{"c":1}}"#));
+    assert_ne!(fp(r#"{"amount":0}"#), fp("{}"));
+    assert_ne!(fp("[null]"), fp("[]"));
+}

@@ -122,3 +122,34 @@ pub fn release_lease(
         .execute(conn)?;
     fenced(rows)
 }
+
+/// Renews our lease for `lease_len` from now, proving in the same statement that we still
+/// hold it. Call it first in every transaction after the claim that does not already end
+/// with a fenced write, and right before a processor call, so the call has a whole lease
+/// to finish in and a stale execution stops before it. Errors: [`ApiError::LeaseLost`].
+pub fn renew(conn: &mut DbConnection, lease: &Lease, lease_len: TimeDelta) -> Result<(), ApiError> {
+    let now = db::now(conn)?;
+    let rows = diesel::update(records::table)
+        .filter(records::id.eq(&lease.record_id))
+        .filter(records::lock_token.eq(&lease.lock_token))
+        .filter(records::status.eq(status::PROCESSING))
+        .set((
+            records::locked_until.eq(now + lease_len),
+            records::updated_at.eq(now),
+        ))
+        .execute(conn)?;
+    fenced(rows)
+}
+
+/// Proves we still hold the lease and locks the record for the rest of the transaction
+/// (a no-op fenced write). Phase 3 starts with it, so a stale execution stops before it
+/// touches a payment, an order or a reservation. Errors: [`ApiError::LeaseLost`].
+pub fn hold(conn: &mut DbConnection, lease: &Lease) -> Result<(), ApiError> {
+    let rows = diesel::update(records::table)
+        .filter(records::id.eq(&lease.record_id))
+        .filter(records::lock_token.eq(&lease.lock_token))
+        .filter(records::status.eq(status::PROCESSING))
+        .set(records::updated_at.eq(records::updated_at))
+        .execute(conn)?;
+    fenced(rows)
+}

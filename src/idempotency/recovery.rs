@@ -8,14 +8,15 @@ use super::record::{self, status, Lease, Record, STARTED};
 use crate::db::schema::idempotency_records as records;
 use crate::db::{self, DbConnection};
 
-/// A stuck record the reaper now holds, with the request path it answers.
+/// A record the reaper now holds, with the endpoint it answers (for its TTL).
 #[derive(Debug, Clone)]
 pub struct Stuck {
     pub lease: Lease,
-    pub path: String,
+    pub endpoint: &'static str,
 }
 
-/// Takes over up to `batch` `processing` records whose lease has lapsed. On PostgreSQL
+/// Takes over up to `batch` `processing` records whose lease has lapsed (the reaper asks
+/// for one at a time, so each recovery starts with a whole lease). On PostgreSQL
 /// the rows are read `FOR UPDATE SKIP LOCKED`, so reapers of other instances pass over
 /// them; everywhere, the takeover is a compare-and-set on `lock_token`.
 pub fn claim_stuck(
@@ -42,7 +43,8 @@ pub fn claim_stuck(
         let mut stuck = Vec::with_capacity(rows.len());
         for (row, path) in rows {
             if let Some(lease) = record::take_over(conn, &row, lease)? {
-                stuck.push(Stuck { lease, path });
+                let endpoint = crate::config::endpoint_for_path(&path);
+                stuck.push(Stuck { lease, endpoint });
             }
         }
         Ok(stuck)

@@ -19,7 +19,7 @@ use crate::domain::order::status as order_status;
 use crate::domain::payment::{status, NewPayment};
 use crate::error::ApiError;
 use crate::idempotency::engine::problem_response;
-use crate::idempotency::finish::{advance, finish};
+use crate::idempotency::finish::{advance, finish, hold};
 use crate::idempotency::record::STARTED;
 use crate::idempotency::{Lease, StoredResponse};
 use crate::orders::json_response;
@@ -67,7 +67,16 @@ pub async fn resume(
         .resource_id
         .clone()
         .ok_or_else(|| ApiError::Database("payment record has no payment id".into()))?;
-    let payment = db::run(&state.pool, move |conn| reopen(conn, &payment_id)).await?;
+    let (fence, lease_len) = (lease.clone(), state.config.lease());
+    let payment = db::run(&state.pool, move |conn| {
+        reopen(conn, &fence, lease_len, &payment_id)
+    })
+    .await?;
+    state
+        .config
+        .faults
+        .before_processor_call(lease.attempts)
+        .await;
     let outcome = state
         .processor
         .charge(Operation {
@@ -86,7 +95,10 @@ pub async fn resume(
             .await
         }
         Err(ProcessorError::Unavailable) => {
-            db::run(&state.pool, move |conn| Ok(park(conn, &payment.id)?)).await?;
+            db::run(&state.pool, move |conn| {
+                park(conn, &lease, lease_len, &payment.id)
+            })
+            .await?;
             Err(ApiError::ProcessorUnavailable)
         }
         Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
@@ -138,6 +150,17 @@ fn create_payment(
     })
 }
 
+/// Phase 3 moves a payment out of `processing` exactly once; anything else means a
+/// stale execution got here, and the transaction must roll back.
+fn settled(moved: bool, payment_id: &str) -> Result<(), ApiError> {
+    match moved {
+        true => Ok(()),
+        false => Err(ApiError::Database(format!(
+            "payment {payment_id} was not processing at settlement"
+        ))),
+    }
+}
+
 /// Locks the merchant's order and checks that a payment may start: the order awaits
 /// payment and has no payment `processing` or `succeeded` (the partial unique index
 /// enforces the same). Phase 1 and a reopen both call it, holding the lock to commit.
@@ -182,10 +205,14 @@ fn settle(
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
     db::write_transaction(conn, |conn| {
+        hold(conn, lease)?;
         let now = db::now(conn)?;
         let response = match outcome {
             Outcome::Succeeded => {
-                rows::settle(conn, &payment.id, status::SUCCEEDED, None, now)?;
+                settled(
+                    rows::settle(conn, &payment.id, status::SUCCEEDED, None, now)?,
+                    &payment.id,
+                )?;
                 if !order_rows::record_payment(conn, &payment.order_id, payment.amount, now)? {
                     return Err(ApiError::Database(format!(
                         "order {} left awaiting_payment during payment",

@@ -8,15 +8,25 @@ use crate::db::payments::{self as rows, PaymentRow};
 use crate::db::{self, DbConnection};
 use crate::domain::payment::status;
 use crate::error::ApiError;
+use crate::idempotency::finish::renew;
 use crate::idempotency::record::Record;
 use crate::idempotency::recovery::delete_if_unchanged;
+use crate::idempotency::Lease;
+use chrono::TimeDelta;
 
-/// The payment a resume charges: as stored, or, if it was parked after the processor
-/// said it was unavailable, back to `processing`, provided the order is still payable
-/// (under the order's lock, as in phase 1). Errors: 409 `order_not_payable` (permanent)
-/// or `payment_in_progress` (retryable) when another payment got there first.
-pub(super) fn reopen(conn: &mut DbConnection, payment_id: &str) -> Result<PaymentRow, ApiError> {
+/// The payment a resume charges, with our lease renewed for the processor call (a stale
+/// execution stops here): as stored, or, if it was parked after the processor said it
+/// was unavailable, back to `processing`, provided the order is still payable (under
+/// the order's lock, as in phase 1). Errors: 409 `order_not_payable` (permanent) or
+/// `payment_in_progress` (retryable) when another payment got there first; lease lost.
+pub(super) fn reopen(
+    conn: &mut DbConnection,
+    lease: &Lease,
+    lease_len: TimeDelta,
+    payment_id: &str,
+) -> Result<PaymentRow, ApiError> {
     db::write_transaction(conn, |conn| {
+        renew(conn, lease, lease_len)?;
         let payment = rows::find_by_id(conn, payment_id)?;
         if payment.status != status::FAILED || payment.failure_code.as_deref() != Some(UNAVAILABLE)
         {
@@ -30,14 +40,24 @@ pub(super) fn reopen(conn: &mut DbConnection, payment_id: &str) -> Result<Paymen
 }
 
 /// Parks a payment the processor did not attempt: `failed` with `processor_unavailable`,
-/// so it blocks neither the order nor a cancel; a retry with its key reopens it.
-pub(super) fn park(conn: &mut DbConnection, payment_id: &str) -> diesel::QueryResult<bool> {
-    let now = db::now(conn)?;
-    let failure = (
-        UNAVAILABLE,
-        "the payment processor was unavailable; nothing was charged",
-    );
-    rows::settle(conn, payment_id, status::FAILED, Some(failure), now)
+/// so it blocks neither the order nor a cancel; a retry with its key reopens it. Only
+/// the lease holder may park (a stale execution's "unavailable" is not the last word).
+pub(super) fn park(
+    conn: &mut DbConnection,
+    lease: &Lease,
+    lease_len: TimeDelta,
+    payment_id: &str,
+) -> Result<(), ApiError> {
+    db::write_transaction(conn, |conn| {
+        renew(conn, lease, lease_len)?;
+        let now = db::now(conn)?;
+        let failure = (
+            UNAVAILABLE,
+            "the payment processor was unavailable; nothing was charged",
+        );
+        rows::settle(conn, payment_id, status::FAILED, Some(failure), now)?;
+        Ok(())
+    })
 }
 
 /// Abandons a payment whose idempotency record expired as `failed_retryable`: the

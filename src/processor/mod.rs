@@ -48,4 +48,11 @@ pub trait PaymentProcessor: Send + Sync {
     fn charge(&self, op: Operation) -> impl Future<Output = Result<Outcome, ProcessorError>>;
     /// Refunds (part of) a charge.
     fn refund(&self, op: Operation) -> impl Future<Output = Result<Outcome, ProcessorError>>;
+    /// What the processor holds for a processor key, moving no money: `None` when it
+    /// made no charge or refund under that key. Only trusted once no call under the key
+    /// can still be in flight (a lookup never replaces re-sending the call).
+    fn lookup(
+        &self,
+        processor_key: String,
+    ) -> impl Future<Output = Result<Option<Outcome>, ProcessorError>>;
 }

@@ -77,6 +77,25 @@ impl PaymentProcessor for Simulator {
     async fn refund(&self, op: Operation) -> Result<Outcome, ProcessorError> {
         self.call("refund", op).await
     }
+
+    async fn lookup(&self, processor_key: String) -> Result<Option<Outcome>, ProcessorError> {
+        let found = db::run(&self.pool, move |conn| {
+            let row: Option<(String, Option<String>)> = ops::table
+                .find(&processor_key)
+                .select((ops::status, ops::decline_code))
+                .first(conn)
+                .optional()?;
+            Ok(row)
+        })
+        .await
+        .map_err(|_| ProcessorError::Unavailable)?;
+        Ok(found.and_then(
+            |(status, code)| match stored_answer(&status, code.as_deref()) {
+                Answer::Done(outcome) => Some(outcome),
+                _ => None,
+            },
+        ))
+    }
 }
 
 fn decline(code: &str, message: &str) -> Outcome {

@@ -112,6 +112,29 @@ fn json_body(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
     parse_strict(body)
 }
 
+/// The body of an endpoint whose body is optional: an empty body is `{}` (the same
+/// request, with the same fingerprint); anything else as [`json_body`].
+fn optional_json_body(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
+    match body.is_empty() {
+        true => Ok(Value::Object(Default::default())),
+        false => json_body(req, body),
+    }
+}
+
+/// A resource id from the path: 404 `resource_not_found` unless well-formed for `prefix`,
+/// so a malformed id never reaches the database.
+fn path_id(
+    id: web::Path<String>,
+    prefix: &str,
+    resource: &'static str,
+) -> Result<String, ApiError> {
+    let id = id.into_inner();
+    match crate::domain::ids::is_well_formed(prefix, &id) {
+        true => Ok(id),
+        false => Err(ApiError::NotFound { resource, id }),
+    }
+}
+
 /// What identifies a keyed request: merchant, key, method, path and fingerprint.
 fn identity(
     merchant: &Merchant,

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::page::Page;
-use super::{identity, json_body, required_key};
+use super::{identity, json_body, optional_json_body, path_id, required_key};
 use crate::auth::Merchant;
 use crate::db::{self, orders::OrderRow};
 use crate::domain::{ids, order::NewOrder};
@@ -36,7 +36,8 @@ pub async fn create(
     .await
 }
 
-/// `POST /orders/{id}/cancel` (Idempotency-Key optional; empty body or `{}`) → 200 order.
+/// `POST /orders/{id}/cancel` (Idempotency-Key optional; empty body or `{}`, one and the
+/// same request) → 200 order.
 pub async fn cancel(
     state: web::Data<AppState>,
     merchant: Merchant,
@@ -45,15 +46,10 @@ pub async fn cancel(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let key = IdempotencyKey::from_headers(req.headers())?;
-    let json = if body.is_empty() {
-        None
-    } else {
-        Some(json_body(&req, &body)?)
-    };
-    if let Some(json) = &json {
-        crate::domain::fields::Fields::new(json, &[])?;
-    }
-    let (pool, id) = (state.pool.clone(), id.into_inner());
+    let id = path_id(id, ids::ORDER, "order")?;
+    let json = optional_json_body(&req, &body)?;
+    crate::domain::fields::Fields::new(&json, &[])?;
+    let pool = state.pool.clone();
     let Some(key) = key else {
         let stored = db::run(&pool, move |conn| {
             orders::cancel(conn, &merchant.id, &id, None)
@@ -61,7 +57,7 @@ pub async fn cancel(
         .await?;
         return Ok(respond(stored, false));
     };
-    let request = identity(&merchant, key, &req, json.as_ref());
+    let request = identity(&merchant, key, &req, Some(&json));
     let ttl = state.config.key_ttl("cancel_order");
     idempotency::execute(&state, request, ttl, move |lease| async move {
         db::run(&pool, move |conn| {

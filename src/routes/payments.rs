@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::page::Page;
-use super::{identity, json_body, required_key};
+use super::{identity, json_body, optional_json_body, path_id, required_key};
 use crate::auth::Merchant;
 use crate::db::{self, payments::PaymentRow, DbConnection};
 use crate::domain::ids;
@@ -44,15 +44,12 @@ pub async fn refund(
     body: web::Bytes,
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
-    let json = if body.is_empty() {
-        None
-    } else {
-        Some(json_body(&req, &body)?)
-    };
-    let new = NewRefund::from_json(json.as_ref())?;
-    let request = identity(&merchant, key, &req, json.as_ref());
+    let payment_id = path_id(id, ids::PAYMENT, "payment")?;
+    let json = optional_json_body(&req, &body)?;
+    let new = NewRefund::from_json(&json)?;
+    let request = identity(&merchant, key, &req, Some(&json));
     let ttl = state.config.key_ttl("create_refund");
-    let (app, payment_id) = (state.get_ref().clone(), id.into_inner());
+    let app = state.get_ref().clone();
     idempotency::execute(&state, request, ttl, move |lease| {
         refunds::refund(app, merchant.id, payment_id, new, lease, ttl)
     })

@@ -32,6 +32,9 @@ pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> 
 }
 
 fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp {
+    if std::env::var_os("RUST_LOG").is_some() {
+        idempay::telemetry::init(); // server logs, for debugging a test
+    }
     let mut config = Config::for_database(&db.url);
     config.workers = 1;
     config.demo = true;

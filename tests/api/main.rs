@@ -18,4 +18,5 @@ mod process;
 mod reaper;
 mod refunds;
 mod spec;
+mod stale;
 mod validation;

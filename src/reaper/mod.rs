@@ -12,6 +12,8 @@
 
 use std::time::Duration;
 
+mod expiry;
+
 use chrono::TimeDelta;
 
 use crate::db;
@@ -44,19 +46,23 @@ pub struct Report {
 pub async fn reap_once(state: &AppState) -> Report {
     let mut report = Report::default();
     let (batch, lease) = (state.config.reaper_batch_size, state.config.lease());
-    match db::run(&state.pool, move |conn| {
-        Ok(recovery::claim_stuck(conn, batch, lease)?)
-    })
-    .await
-    {
-        Ok(stuck) => {
-            for record in stuck {
-                recover(state, record, &mut report).await;
+    for _ in 0..batch {
+        match db::run(&state.pool, move |conn| {
+            Ok(recovery::claim_stuck(conn, 1, lease)?)
+        })
+        .await
+        {
+            Ok(mut claimed) => match claimed.pop() {
+                Some(stuck) => recover(state, stuck, &mut report).await,
+                None => break,
+            },
+            Err(e) => {
+                fail(&mut report, "could not claim stuck records", &e);
+                break;
             }
         }
-        Err(e) => fail(&mut report, "could not claim stuck records", &e),
     }
-    purge(state, &mut report).await;
+    expiry::purge(state, &mut report).await;
     let m = &state.metrics;
     Metrics::add(&m.reaper_passes, 1);
     Metrics::add(&m.reaper_released, report.released);
@@ -69,15 +75,15 @@ pub async fn reap_once(state: &AppState) -> Report {
     report
 }
 
-fn fail(report: &mut Report, what: &str, error: &ApiError) {
+pub(crate) fn fail(report: &mut Report, what: &str, error: &ApiError) {
     report.errors += 1;
     tracing::warn!(error = %error, "reaper: {what}");
 }
 
-async fn recover(state: &AppState, stuck: Stuck, report: &mut Report) {
-    let ttl = state
-        .config
-        .key_ttl(crate::config::endpoint_for_path(&stuck.path));
+/// Resumes (or releases) one record the reaper holds; a failure backs off and, after
+/// repeated failures, is flagged.
+pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report) {
+    let ttl = state.config.key_ttl(stuck.endpoint);
     let lease = stuck.lease;
     let result = match lease.recovery_point.as_str() {
         STARTED => {
@@ -111,47 +117,6 @@ async fn recover(state: &AppState, stuck: Stuck, report: &mut Report) {
             "reaper: record keeps failing recovery; operator attention needed");
     }
     settle(&state.pool, &state.metrics, lease, &error, ttl, backoff).await;
-}
-
-async fn purge(state: &AppState, report: &mut Report) {
-    let batch = state.config.reaper_batch_size;
-    loop {
-        match db::run(&state.pool, move |conn| {
-            Ok(recovery::purge_expired(conn, batch)?)
-        })
-        .await
-        {
-            Ok(n) => {
-                report.purged += n as u64;
-                if (n as i64) < batch {
-                    break;
-                }
-            }
-            Err(e) => return fail(report, "could not purge expired records", &e),
-        }
-    }
-    let open = match db::run(&state.pool, move |conn| {
-        Ok(recovery::expired_open(conn, batch)?)
-    })
-    .await
-    {
-        Ok(open) => open,
-        Err(e) => return fail(report, "could not read expired open records", &e),
-    };
-    for record in open {
-        let result = db::run(&state.pool, move |conn| {
-            match record.recovery_point.as_str() {
-                REFUND_CREATED => refunds::abandon(conn, &record),
-                _ => payments::abandon(conn, &record),
-            }
-        })
-        .await;
-        match result {
-            Ok(true) => report.abandoned += 1,
-            Ok(false) => {}
-            Err(e) => fail(report, "could not abandon an expired payment or refund", &e),
-        }
-    }
 }
 
 /// Runs the reaper in the background every `interval` (±20 % jitter, so instances

@@ -19,17 +19,19 @@ use crate::domain::ids;
 use crate::domain::payment::{status, NewRefund};
 use crate::error::ApiError;
 use crate::idempotency::engine::problem_response;
-use crate::idempotency::finish::{advance, finish};
-use crate::idempotency::record::{Record, STARTED};
-use crate::idempotency::recovery::delete_if_unchanged;
+use crate::idempotency::finish::{advance, finish, hold};
+use crate::idempotency::record::STARTED;
 use crate::idempotency::{Lease, StoredResponse};
 use crate::orders::json_response;
-use crate::payments::UNAVAILABLE;
 use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
 use crate::state::AppState;
 
 /// The recovery point after phase 1.
 pub const REFUND_CREATED: &str = "refund_created";
+
+mod parked;
+pub use parked::abandon;
+use parked::{park, reopen};
 
 /// Runs (or resumes) a refund of payment `payment_id` under `lease`.
 pub async fn refund(
@@ -62,7 +64,16 @@ pub async fn resume(
         .resource_id
         .clone()
         .ok_or_else(|| ApiError::Database("refund record has no refund id".into()))?;
-    let (refund, method) = db::run(&state.pool, move |conn| reopen(conn, &refund_id)).await?;
+    let (fence, lease_len) = (lease.clone(), state.config.lease());
+    let (refund, method) = db::run(&state.pool, move |conn| {
+        reopen(conn, &fence, lease_len, &refund_id)
+    })
+    .await?;
+    state
+        .config
+        .faults
+        .before_processor_call(lease.attempts)
+        .await;
     let outcome = state
         .processor
         .refund(Operation {
@@ -81,44 +92,14 @@ pub async fn resume(
             .await
         }
         Err(ProcessorError::Unavailable) => {
-            db::run(&state.pool, move |conn| park(conn, &refund)).await?;
+            db::run(&state.pool, move |conn| {
+                park(conn, &lease, lease_len, &refund)
+            })
+            .await?;
             Err(ApiError::ProcessorUnavailable)
         }
         Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
     }
-}
-
-/// The refund a resume sends, with the refunded payment's method: as stored, or, if it
-/// was parked after the processor said it was unavailable, back to `processing` with
-/// its amount reserved again (409 `refund_exceeds_payment` if that no longer fits).
-fn reopen(conn: &mut DbConnection, refund_id: &str) -> Result<(RefundRow, String), ApiError> {
-    db::write_transaction(conn, |conn| {
-        let refund = rows::find_by_id(conn, refund_id)?;
-        let payment = payment_rows::find_by_id(conn, &refund.payment_id)?;
-        if refund.status != status::FAILED || refund.failure_code.as_deref() != Some(UNAVAILABLE) {
-            return Ok((refund, payment.payment_method));
-        }
-        let now = db::now(conn)?;
-        if !payment_rows::reserve(conn, &payment.id, refund.amount, now)? {
-            return Err(ApiError::RefundExceedsPayment {
-                available: payment.refundable(),
-            });
-        }
-        rows::reopen(conn, refund_id, now)?;
-        Ok((rows::find_by_id(conn, refund_id)?, payment.payment_method))
-    })
-}
-
-/// Parks a refund the processor did not attempt: `failed` with `processor_unavailable`
-/// and its reservation released; a retry with its key reopens it.
-fn park(conn: &mut DbConnection, refund: &RefundRow) -> Result<(), ApiError> {
-    db::write_transaction(conn, |conn| {
-        let now = db::now(conn)?;
-        if rows::settle(conn, &refund.id, status::FAILED, Some(UNAVAILABLE), now)? {
-            payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, false, now)?;
-        }
-        Ok(())
-    })
 }
 
 /// Phase 1: reserve the amount and create the `processing` refund.
@@ -179,6 +160,7 @@ fn settle(
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
     db::write_transaction(conn, |conn| {
+        hold(conn, lease)?;
         let now = db::now(conn)?;
         let succeeded = outcome == Outcome::Succeeded;
         let final_status = if succeeded {
@@ -190,7 +172,13 @@ fn settle(
             Outcome::Declined { code, .. } => Some(code.as_str()),
             Outcome::Succeeded => None,
         };
-        rows::settle(conn, &refund.id, final_status, failure, now)?;
+        if !rows::settle(conn, &refund.id, final_status, failure, now)? {
+            // Only a stale execution finds the refund settled already: roll back.
+            return Err(ApiError::Database(format!(
+                "refund {} was not processing at settlement",
+                refund.id
+            )));
+        }
         payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, succeeded, now)?;
         let response = match outcome {
             Outcome::Succeeded => {
@@ -211,24 +199,5 @@ fn settle(
         };
         finish(conn, lease, &response, Some(&refund.id), ttl)?;
         Ok(response)
-    })
-}
-
-/// Abandons a refund whose idempotency record expired as `failed_retryable`: the refund
-/// fails and releases its reservation, and the record is deleted. Returns false when
-/// the record changed meanwhile.
-pub fn abandon(conn: &mut DbConnection, record: &Record) -> Result<bool, ApiError> {
-    db::write_transaction(conn, |conn| {
-        if !delete_if_unchanged(conn, record)? {
-            return Ok(false);
-        }
-        if let Some(id) = &record.resource_id {
-            let now = db::now(conn)?;
-            let refund = rows::find_by_id(conn, id)?;
-            if rows::settle(conn, id, status::FAILED, Some(UNAVAILABLE), now)? {
-                payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, false, now)?;
-            }
-        }
-        Ok(true)
     })
 }
