@@ -4,7 +4,7 @@
 //! Each statement repeats `lock_token = <ours>`; zero rows means another execution took
 //! the lease over, and the caller must stop (and roll back) before doing anything else.
 
-use chrono::TimeDelta;
+use chrono::{NaiveDateTime, TimeDelta};
 use diesel::prelude::*;
 
 use super::record::{status, Lease, StoredResponse};
@@ -126,8 +126,13 @@ pub fn release_lease(
 /// Renews our lease for `lease_len` from now, proving in the same statement that we still
 /// hold it. Call it first in every transaction after the claim that does not already end
 /// with a fenced write, and right before a processor call, so the call has a whole lease
-/// to finish in and a stale execution stops before it. Errors: [`ApiError::LeaseLost`].
-pub fn renew(conn: &mut DbConnection, lease: &Lease, lease_len: TimeDelta) -> Result<(), ApiError> {
+/// to finish in and a stale execution stops before it. Returns the lease's new end: the
+/// deadline a processor call must land by. Errors: [`ApiError::LeaseLost`].
+pub fn renew(
+    conn: &mut DbConnection,
+    lease: &Lease,
+    lease_len: TimeDelta,
+) -> Result<NaiveDateTime, ApiError> {
     let now = db::now(conn)?;
     let rows = diesel::update(records::table)
         .filter(records::id.eq(&lease.record_id))
@@ -138,7 +143,7 @@ pub fn renew(conn: &mut DbConnection, lease: &Lease, lease_len: TimeDelta) -> Re
             records::updated_at.eq(now),
         ))
         .execute(conn)?;
-    fenced(rows)
+    fenced(rows).map(|()| now + lease_len)
 }
 
 /// Proves we still hold the lease and locks the record for the rest of the transaction

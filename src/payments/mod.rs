@@ -68,7 +68,7 @@ pub async fn resume(
         .clone()
         .ok_or_else(|| ApiError::Database("payment record has no payment id".into()))?;
     let (fence, lease_len) = (lease.clone(), state.config.lease());
-    let payment = db::run(&state.pool, move |conn| {
+    let (payment, deadline) = db::run(&state.pool, move |conn| {
         reopen(conn, &fence, lease_len, &payment_id)
     })
     .await?;
@@ -84,6 +84,7 @@ pub async fn resume(
             amount: payment.amount,
             currency: payment.currency.clone(),
             payment_method: payment.payment_method.clone(),
+            deadline,
         })
         .await;
     state.config.faults.after_processor_call().await?;

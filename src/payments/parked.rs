@@ -12,10 +12,10 @@ use crate::idempotency::finish::renew;
 use crate::idempotency::record::Record;
 use crate::idempotency::recovery::delete_if_unchanged;
 use crate::idempotency::Lease;
-use chrono::TimeDelta;
+use chrono::{NaiveDateTime, TimeDelta};
 
-/// The payment a resume charges, with our lease renewed for the processor call (a stale
-/// execution stops here): as stored, or, if it was parked after the processor said it
+/// The payment a resume charges and the deadline its charge must land by, with our lease
+/// renewed for the processor call (a stale execution stops here): as stored, or, if it was parked after the processor said it
 /// was unavailable, back to `processing`, provided the order is still payable (under
 /// the order's lock, as in phase 1). Errors: 409 `order_not_payable` (permanent) or
 /// `payment_in_progress` (retryable) when another payment got there first; lease lost.
@@ -24,18 +24,18 @@ pub(super) fn reopen(
     lease: &Lease,
     lease_len: TimeDelta,
     payment_id: &str,
-) -> Result<PaymentRow, ApiError> {
+) -> Result<(PaymentRow, NaiveDateTime), ApiError> {
     db::write_transaction(conn, |conn| {
-        renew(conn, lease, lease_len)?;
+        let deadline = renew(conn, lease, lease_len)?;
         let payment = rows::find_by_id(conn, payment_id)?;
         if payment.status != status::FAILED || payment.failure_code.as_deref() != Some(UNAVAILABLE)
         {
-            return Ok(payment);
+            return Ok((payment, deadline));
         }
         super::lock_payable_order(conn, &payment.merchant_id, &payment.order_id)?;
         let now = db::now(conn)?;
         rows::reopen(conn, payment_id, now)?;
-        Ok(rows::find_by_id(conn, payment_id)?)
+        Ok((rows::find_by_id(conn, payment_id)?, deadline))
     })
 }
 

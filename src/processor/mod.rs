@@ -20,6 +20,10 @@ pub struct Operation {
     pub currency: String,
     /// The test payment method (`pm_card_visa`, …) that decides the simulator's answer.
     pub payment_method: String,
+    /// The caller's lease ends then (UTC, the database's clock): a call that would land
+    /// later is refused without moving money, so an execution that lost its lease can
+    /// never move money after another took over (a fencing deadline at the processor).
+    pub deadline: chrono::NaiveDateTime,
 }
 
 /// What the processor answered.

@@ -13,6 +13,7 @@
 //! | `pm_card_slow` | succeeds after the configured delay |
 //!
 //! Refunds follow the method of the payment they refund (a flaky card's refund is flaky).
+//! A call that lands after its `deadline` (the caller's lease) is refused, unrecorded.
 
 use std::time::Duration;
 
@@ -110,6 +111,10 @@ fn decline(code: &str, message: &str) -> Outcome {
 fn record(conn: &mut DbConnection, kind: &str, op: &Operation) -> QueryResult<Answer> {
     db::write_transaction(conn, |conn| {
         let now = db::now(conn)?;
+        if now >= op.deadline {
+            // The caller's lease has ended: another execution may own the request now.
+            return Ok(Answer::Unavailable);
+        }
         let existing: Option<(String, Option<String>, i32)> = ops::table
             .find(&op.processor_key)
             .select((ops::status, ops::decline_code, ops::calls))

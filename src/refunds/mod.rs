@@ -65,7 +65,7 @@ pub async fn resume(
         .clone()
         .ok_or_else(|| ApiError::Database("refund record has no refund id".into()))?;
     let (fence, lease_len) = (lease.clone(), state.config.lease());
-    let (refund, method) = db::run(&state.pool, move |conn| {
+    let (refund, method, deadline) = db::run(&state.pool, move |conn| {
         reopen(conn, &fence, lease_len, &refund_id)
     })
     .await?;
@@ -81,6 +81,7 @@ pub async fn resume(
             amount: refund.amount,
             currency: refund.currency.clone(),
             payment_method: method,
+            deadline,
         })
         .await;
     state.config.faults.after_processor_call().await?;

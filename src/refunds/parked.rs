@@ -3,7 +3,7 @@
 //! reopens it (reserving again), and the reaper abandons it when its key expires.
 //! Every write here is by the lease holder only.
 
-use chrono::TimeDelta;
+use chrono::{NaiveDateTime, TimeDelta};
 
 use crate::db::payments as payment_rows;
 use crate::db::refunds::{self as rows, RefundRow};
@@ -16,8 +16,8 @@ use crate::idempotency::recovery::delete_if_unchanged;
 use crate::idempotency::Lease;
 use crate::payments::UNAVAILABLE;
 
-/// The refund a resume sends, with the refunded payment's method and our lease renewed
-/// for the processor call (a stale execution stops here): as stored, or, if it
+/// The refund a resume sends, the refunded payment's method and the deadline the call
+/// must land by, with our lease renewed for the processor call (a stale execution stops here): as stored, or, if it
 /// was parked after the processor said it was unavailable, back to `processing` with
 /// its amount reserved again (409 `refund_exceeds_payment` if that no longer fits).
 pub(super) fn reopen(
@@ -25,13 +25,13 @@ pub(super) fn reopen(
     lease: &Lease,
     lease_len: TimeDelta,
     refund_id: &str,
-) -> Result<(RefundRow, String), ApiError> {
+) -> Result<(RefundRow, String, NaiveDateTime), ApiError> {
     db::write_transaction(conn, |conn| {
-        renew(conn, lease, lease_len)?;
+        let deadline = renew(conn, lease, lease_len)?;
         let refund = rows::find_by_id(conn, refund_id)?;
         let payment = payment_rows::find_by_id(conn, &refund.payment_id)?;
         if refund.status != status::FAILED || refund.failure_code.as_deref() != Some(UNAVAILABLE) {
-            return Ok((refund, payment.payment_method));
+            return Ok((refund, payment.payment_method, deadline));
         }
         let now = db::now(conn)?;
         if !payment_rows::reserve(conn, &payment.id, refund.amount, now)? {
@@ -40,7 +40,11 @@ pub(super) fn reopen(
             });
         }
         rows::reopen(conn, refund_id, now)?;
-        Ok((rows::find_by_id(conn, refund_id)?, payment.payment_method))
+        Ok((
+            rows::find_by_id(conn, refund_id)?,
+            payment.payment_method,
+            deadline,
+        ))
     })
 }
 
