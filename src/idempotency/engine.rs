@@ -39,12 +39,11 @@ pub fn decide(
 ) -> Result<Decision, ApiError> {
     // A claim or takeover loses only to a concurrent request; the next read sees it.
     for _ in 0..3 {
-        let (found, now) = record::lookup(conn, &request.merchant_id, &request.key)?;
-        let (live, expired) = match found {
-            Some(r) if r.is_expired(now) => (None, Some(r.id)),
+        let (live, expired) = match record::lookup(conn, &request.merchant_id, &request.key)? {
+            Some((r, now)) if r.is_expired(now) => (None, Some(r.id)),
             other => (other, None),
         };
-        let Some(r) = live else {
+        let Some((r, now)) = live else {
             if let Some(lease) = record::claim(conn, request, expired.as_deref(), lease)? {
                 return Ok(Decision::Execute(lease));
             }

@@ -92,16 +92,19 @@ pub fn find(conn: &mut DbConnection, merchant_id: &str, key: &str) -> QueryResul
         .optional()
 }
 
-/// Reads the record of `(merchant, key)` together with the database clock. On
-/// PostgreSQL a hit is one round trip (the clock is read in the same statement), so a
-/// replay costs one indexed read.
+/// Reads the record of `(merchant, key)` together with the database clock (a miss needs
+/// no clock: the claim reads it). On PostgreSQL the clock comes in the same statement,
+/// so a replay, like a miss, costs one indexed read.
 pub fn lookup(
     conn: &mut DbConnection,
     merchant_id: &str,
     key: &str,
-) -> QueryResult<(Option<Record>, NaiveDateTime)> {
+) -> QueryResult<Option<(Record, NaiveDateTime)>> {
     if let DbConnection::Sqlite(_) = conn {
-        return Ok((find(conn, merchant_id, key)?, db::now(conn)?));
+        let Some(record) = find(conn, merchant_id, key)? else {
+            return Ok(None);
+        };
+        return Ok(Some((record, db::now(conn)?)));
     }
     let clock = diesel::dsl::sql::<diesel::sql_types::Timestamp>(db::PG_NOW);
     let found: Option<(Record, NaiveDateTime)> = records::table
@@ -110,10 +113,7 @@ pub fn lookup(
         .select((Record::as_select(), clock))
         .first(conn)
         .optional()?;
-    match found {
-        Some((record, now)) => Ok((Some(record), db::to_micros(now))),
-        None => Ok((None, db::now(conn)?)),
-    }
+    Ok(found.map(|(record, now)| (record, db::to_micros(now))))
 }
 
 fn new_token() -> String {
