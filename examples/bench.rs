@@ -107,8 +107,9 @@ fn main() {
         fingerprint: "f".repeat(64),
     };
     let db_replay = rate(clients, n, |_| {
-        let mut conn = state.pool.get().unwrap();
-        record::find(&mut conn, &merchant, "replayed-key")
+        state
+            .pool
+            .with_connection(|conn| Ok(record::find(conn, &merchant, "replayed-key")?))
             .unwrap()
             .expect("record exists");
     });
@@ -121,16 +122,15 @@ fn main() {
     let new = NewOrder::from_json(&serde_json::from_str(body).unwrap()).unwrap();
     let ttl = chrono::TimeDelta::hours(24);
     let db_new = rate(clients, n, |i| {
-        let mut conn = state.pool.get().unwrap();
-        let lease = record::claim(
-            &mut conn,
-            &identity(format!("direct-{i}")),
-            None,
-            chrono::TimeDelta::seconds(30),
-        )
-        .unwrap()
-        .unwrap();
-        idempay::orders::create(&mut conn, &merchant, &new, (&lease, ttl)).unwrap();
+        state
+            .pool
+            .with_connection(|conn| {
+                let identity = identity(format!("direct-{i}"));
+                let lease = record::claim(conn, &identity, None, chrono::TimeDelta::seconds(30))?
+                    .expect("a new key is claimed");
+                idempay::orders::create(conn, &merchant, &new, (&lease, ttl))
+            })
+            .unwrap();
     });
     println!(
         "new key    http {http_new:8.0}/s   database ceiling {db_new:8.0}/s   ratio {:.2}",

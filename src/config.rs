@@ -64,6 +64,10 @@ pub struct DatabaseArgs {
     /// Milliseconds to wait for a free connection before answering 503.
     #[arg(long, env = "IDEMPAY_POOL_TIMEOUT_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub pool_timeout_ms: u64,
+    /// Milliseconds one database statement may wait (PostgreSQL `statement_timeout` and
+    /// `lock_timeout`; SQLite's busy timeout for the write lock).
+    #[arg(long, env = "IDEMPAY_STATEMENT_TIMEOUT_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub statement_timeout_ms: u64,
 }
 
 impl DatabaseArgs {
@@ -75,6 +79,11 @@ impl DatabaseArgs {
     /// How long a request waits for a pooled connection.
     pub fn pool_timeout(&self) -> Duration {
         Duration::from_millis(self.pool_timeout_ms)
+    }
+
+    /// How long one database statement may wait.
+    pub fn statement_timeout(&self) -> Duration {
+        Duration::from_millis(self.statement_timeout_ms)
     }
 }
 
@@ -109,6 +118,19 @@ pub struct Config {
     /// Milliseconds `pm_card_slow` takes (kept below the lease).
     #[arg(long, env = "IDEMPAY_SLOW_PROCESSOR_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(0..=600_000))]
     pub slow_processor_ms: u64,
+    /// Milliseconds a processor call may take; past it the outcome is unknown (503
+    /// `processor_timeout`) and a retry with the same key resumes it.
+    #[arg(long, env = "IDEMPAY_PROCESSOR_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub processor_timeout_ms: u64,
+    /// Milliseconds to receive a request's whole body once its headers arrived (a body
+    /// shorter than its `Content-Length` gets `408 request_timeout`).
+    #[arg(long, env = "IDEMPAY_BODY_TIMEOUT_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub body_timeout_ms: u64,
+    /// Seconds a drain (on SIGTERM or SIGINT) waits for running executions before the
+    /// process exits; anything cut off is left at its recovery point for the reaper.
+    /// At most three quarters of the lease.
+    #[arg(long, env = "IDEMPAY_SHUTDOWN_GRACE_SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_grace_secs: u64,
     /// Seconds between reaper passes (0: no background reaper in this instance).
     #[arg(long, env = "IDEMPAY_REAPER_INTERVAL_SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub reaper_interval_secs: u64,
@@ -148,6 +170,33 @@ impl Config {
     pub fn request_timeout(&self) -> std::time::Duration {
         let lease = std::time::Duration::from_secs(self.lease_secs);
         std::time::Duration::from_secs(self.request_timeout_secs).min(lease * 3 / 4)
+    }
+
+    /// How long a drain waits for running executions: `--shutdown-grace-secs`, kept
+    /// below the lease like the request timeout.
+    pub fn shutdown_grace(&self) -> Duration {
+        let lease = Duration::from_secs(self.lease_secs);
+        Duration::from_secs(self.shutdown_grace_secs).min(lease * 3 / 4)
+    }
+
+    /// How long a processor call may take: `--processor-timeout-ms`, kept below the
+    /// lease (a call cannot land after the lease's end anyway).
+    pub fn processor_timeout(&self) -> Duration {
+        let lease = Duration::from_secs(self.lease_secs);
+        Duration::from_millis(self.processor_timeout_ms).min(lease * 3 / 4)
+    }
+
+    /// How long one database statement may wait: `--statement-timeout-ms`, kept at
+    /// most the request timeout, so a locked row never holds a request past it.
+    pub fn statement_timeout(&self) -> Duration {
+        self.database
+            .statement_timeout()
+            .min(self.request_timeout())
+    }
+
+    /// How long receiving a request body may take.
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_millis(self.body_timeout_ms)
     }
 
     /// How long a finished record of `endpoint` is kept for replay.

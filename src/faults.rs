@@ -24,6 +24,14 @@ pub struct Faults {
     /// `FAULT: paused at POINT` on standard output, so a test can SIGKILL the process.
     #[arg(long = "test-fault-pause-at", env = "IDEMPAY_TEST_FAULT_PAUSE_AT", hide = true, value_parser = PAUSE_POINTS)]
     pub pause_at: Option<String>,
+    /// TEST ONLY: a paused execution resumes once this file exists (without it, a pause
+    /// lasts forever), so a test decides exactly when the execution goes on.
+    #[arg(
+        long = "test-fault-release-file",
+        env = "IDEMPAY_TEST_FAULT_RELEASE_FILE",
+        hide = true
+    )]
+    pub release_file: Option<std::path::PathBuf>,
     /// Sleep this long inside the first attempt of every execution, after the claim and
     /// before its writes: lets a test take the lease over from a live owner.
     #[arg(skip)]
@@ -40,13 +48,21 @@ pub struct Faults {
 }
 
 impl Faults {
-    /// Never returns if the test asked to pause at `point`.
+    /// Pauses at `point` if the test asked to: until the release file exists, or
+    /// forever without one (the test kills the process).
     pub async fn pause_at(&self, point: &str) {
-        if self.pause_at.as_deref() == Some(point) {
-            println!("FAULT: paused at {point}");
-            tracing::error!(point, "test fault: execution paused; waiting to be killed");
-            std::future::pending::<()>().await;
+        if self.pause_at.as_deref() != Some(point) {
+            return;
         }
+        println!("FAULT: paused at {point}");
+        tracing::error!(point, "test fault: execution paused");
+        let Some(release) = &self.release_file else {
+            return std::future::pending::<()>().await;
+        };
+        while !release.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        println!("FAULT: released at {point}");
     }
 
     /// The fault right before the processor call (`attempts`: executions so far).

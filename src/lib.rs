@@ -7,6 +7,7 @@ pub mod auth;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod drain;
 pub mod error;
 pub mod faults;
 pub mod idempotency;

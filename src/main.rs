@@ -44,6 +44,8 @@ fn serve(config: idempay::config::Config) -> Result<(), String> {
     let demo = config.demo;
     actix_web::rt::System::new().block_on(async move {
         let app = Application::build(config)?;
+        app.drain_on_signals()
+            .map_err(|e| format!("cannot listen for signals: {e}"))?;
         let base = format!("http://127.0.0.1:{}", app.port());
         println!("idempay listening on {base}");
         if demo {

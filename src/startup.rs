@@ -12,12 +12,13 @@ use crate::config::Config;
 use crate::db::{self, DbPool};
 use crate::processor::simulator::Simulator;
 use crate::state::AppState;
-use crate::{merchants, reaper, routes, telemetry};
+use crate::{drain, merchants, reaper, routes, telemetry};
 
 /// A bound, not yet running server.
 pub struct Application {
     port: u16,
     server: Server,
+    state: AppState,
 }
 
 /// Endpoints whose key TTL can be overridden with `--key-ttl-override`.
@@ -31,8 +32,8 @@ pub const ENDPOINTS: &[&str] = &[
 /// Opens the pool and migrates the database, reporting the database's own error.
 pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
     let target = config.database.target()?;
-    let mut conn =
-        db::establish(&target).map_err(|e| format!("cannot connect to the database: {e}"))?;
+    let mut conn = db::establish_with(&target, config.statement_timeout())
+        .map_err(|e| format!("cannot connect to the database: {e}"))?;
     db::run_migrations(&mut conn)?;
     if config.demo {
         merchants::ensure_demo(&mut conn)
@@ -42,6 +43,7 @@ pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
         target,
         config.database.pool_size,
         config.database.pool_timeout(),
+        config.statement_timeout(),
     ))
 }
 
@@ -75,6 +77,7 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
         merchants: Default::default(),
         processor,
         metrics: Default::default(),
+        drain: Default::default(),
     })
 }
 
@@ -83,6 +86,7 @@ impl Application {
     /// background reaper (unless `--reaper-interval-secs 0`). Call inside an actix system.
     pub fn build(config: Config) -> Result<Self, String> {
         let state = build_state(config)?;
+        let app_state = state.clone();
         let config = state.config.clone();
         let (bind, workers, body_limit) = (config.bind, config.workers, config.body_limit_bytes);
         if config.reaper_interval_secs > 0 {
@@ -96,10 +100,14 @@ impl Application {
                 .app_data(web::Data::new(state.clone()))
                 .app_data(web::PayloadConfig::new(body_limit))
                 .wrap(ErrorHandlers::new().default_handler(routes::problem_for_framework_errors))
+                .wrap(from_fn(drain::guard_requests))
                 .wrap(from_fn(telemetry::request_span))
                 .configure(routes::configure)
                 .default_service(web::to(routes::no_route))
         });
+        // Signals are ours (see `drain_on_signals`); by the time actix stops its workers
+        // the drain has already waited for every execution.
+        server = server.disable_signals().shutdown_timeout(1);
         if workers > 0 {
             server = server.workers(workers);
         }
@@ -114,6 +122,7 @@ impl Application {
         Ok(Self {
             port,
             server: server.run(),
+            state: app_state,
         })
     }
 
@@ -130,5 +139,43 @@ impl Application {
     /// A handle that stops the server.
     pub fn handle(&self) -> actix_web::dev::ServerHandle {
         self.server.handle()
+    }
+
+    /// Drains and stops the server on the first SIGTERM or SIGINT (see [`drain`]):
+    /// new requests get `503 shutting_down`, running executions get up to
+    /// `--shutdown-grace-secs` to finish, then the server stops. A second signal stops
+    /// it at once. Call inside the actix system that runs the server.
+    pub fn drain_on_signals(&self) -> std::io::Result<()> {
+        use actix_web::rt::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let (handle, state) = (self.server.handle(), self.state.clone());
+        actix_web::rt::spawn(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            let grace = state.config.shutdown_grace();
+            tracing::info!(
+                grace_ms = grace.as_millis() as u64,
+                "signal received; draining"
+            );
+            let drained = state.drain.drain(grace);
+            let left = tokio::select! {
+                left = drained => left,
+                _ = term.recv() => state.drain.active(),
+                _ = int.recv() => state.drain.active(),
+            };
+            if left > 0 {
+                tracing::warn!(
+                    cut_off = left,
+                    "drain ended with requests or executions still running; the reaper will resolve what they left"
+                );
+            } else {
+                tracing::info!("drained; stopping");
+            }
+            handle.stop(left == 0).await;
+        });
+        Ok(())
     }
 }

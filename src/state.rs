@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::auth::MerchantCache;
 use crate::config::Config;
 use crate::db::DbPool;
+use crate::drain::Drain;
 use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
 
@@ -19,4 +20,6 @@ pub struct AppState {
     pub processor: Arc<Simulator>,
     /// Counters for `GET /metrics`.
     pub metrics: Arc<Metrics>,
+    /// Whether the instance is draining, and what it waits for.
+    pub drain: Arc<Drain>,
 }

@@ -7,15 +7,17 @@
 
 pub mod orders;
 pub mod payments;
+mod pool;
 pub mod refunds;
 pub mod schema;
+
+pub use pool::{build_pool, ping, run, ConnectionManager, DbPool};
 
 use std::time::Duration;
 
 use chrono::{DurationRound, NaiveDateTime, TimeDelta, Utc};
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::prelude::*;
-use diesel::r2d2::{ManageConnection, Pool};
 use diesel::sql_types::Timestamp;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
@@ -25,9 +27,6 @@ pub enum DbConnection {
     Postgresql(PgConnection),
     Sqlite(SqliteConnection),
 }
-
-/// The shared connection pool.
-pub type DbPool = Pool<ConnectionManager>;
 
 /// Runs `$body` with `$c` bound to the concrete connection of either backend: for the
 /// few queries (such as `ON CONFLICT DO NOTHING`) that the multi-connection cannot build.
@@ -73,68 +72,65 @@ impl Target {
     }
 }
 
-/// An r2d2 manager that connects to the backend named by the URL scheme.
-#[derive(Debug, Clone)]
-pub struct ConnectionManager {
-    target: Target,
-}
+/// How long one statement may wait (for a lock, or for SQLite's write lock) unless the
+/// caller says otherwise: PostgreSQL's `statement_timeout`, SQLite's busy timeout.
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 
-impl ConnectionManager {
-    pub fn new(target: Target) -> Self {
-        Self { target }
-    }
-}
-
-/// Opens one connection, with the SQLite pragmas idempay relies on (WAL, a busy
-/// timeout, foreign keys; `synchronous=NORMAL` survives a killed process, not a power
-/// cut) or the PostgreSQL session time zone set to UTC.
+/// Opens one connection with [`DEFAULT_STATEMENT_TIMEOUT`]; see [`establish_with`].
 pub fn establish(target: &Target) -> ConnectionResult<DbConnection> {
+    establish_with(target, DEFAULT_STATEMENT_TIMEOUT)
+}
+
+/// Opens one connection whose every wait is bounded. PostgreSQL: the session in UTC,
+/// `statement_timeout` and `lock_timeout` set to `statement_timeout`, and libpq's
+/// `connect_timeout` and TCP keepalives added to the URL unless it sets them (so a
+/// database that vanished without closing the socket is noticed). SQLite: WAL, the busy
+/// timeout, foreign keys, and `synchronous=NORMAL` (survives a killed process, not a
+/// power cut).
+pub fn establish_with(
+    target: &Target,
+    statement_timeout: Duration,
+) -> ConnectionResult<DbConnection> {
+    let ms = statement_timeout.as_millis();
+    let setup_failed = |e: diesel::result::Error| ConnectionError::BadConnection(e.to_string());
     match target {
         Target::Postgres(url) => {
-            let mut conn = PgConnection::establish(url)?;
-            conn.batch_execute("SET TIME ZONE 'UTC'")
-                .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;
+            let mut conn = PgConnection::establish(&with_connection_bounds(url))?;
+            conn.batch_execute(&format!(
+                "SET TIME ZONE 'UTC'; SET statement_timeout = {ms}; SET lock_timeout = {ms}"
+            ))
+            .map_err(setup_failed)?;
             Ok(DbConnection::Postgresql(conn))
         }
         Target::Sqlite(path) => {
             let mut conn = SqliteConnection::establish(path)?;
-            conn.batch_execute(
-                "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; \
-                 PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
-            )
-            .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;
+            conn.batch_execute(&format!(
+                "PRAGMA busy_timeout = {ms}; PRAGMA journal_mode = WAL; \
+                 PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;"
+            ))
+            .map_err(setup_failed)?;
             Ok(DbConnection::Sqlite(conn))
         }
     }
 }
 
-impl ManageConnection for ConnectionManager {
-    type Connection = DbConnection;
-    type Error = ConnectionError;
-
-    fn connect(&self) -> Result<DbConnection, ConnectionError> {
-        establish(&self.target)
+/// libpq settings that bound the waits of a connection: at most 5 s to connect, and
+/// keepalives that notice a silent peer within about 11 s. Settings already in the
+/// URL win.
+fn with_connection_bounds(url: &str) -> String {
+    let mut url = url.to_owned();
+    for (name, value) in [
+        ("connect_timeout", "5"),
+        ("keepalives_idle", "5"),
+        ("keepalives_interval", "2"),
+        ("keepalives_count", "3"),
+    ] {
+        if !url.contains(&format!("{name}=")) {
+            let separator = if url.contains('?') { '&' } else { '?' };
+            url = format!("{url}{separator}{name}={value}");
+        }
     }
-
-    fn is_valid(&self, conn: &mut DbConnection) -> Result<(), ConnectionError> {
-        conn.batch_execute("SELECT 1")
-            .map_err(|e| ConnectionError::BadConnection(e.to_string()))
-    }
-
-    fn has_broken(&self, _conn: &mut DbConnection) -> bool {
-        false
-    }
-}
-
-/// Builds the pool: `size` connections at most, `checkout_timeout` to wait for one
-/// (a timeout becomes a 503 with `Retry-After`). Connects lazily.
-pub fn build_pool(target: Target, size: u32, checkout_timeout: Duration) -> DbPool {
-    Pool::builder()
-        .max_size(size)
-        .min_idle(Some(0))
-        .connection_timeout(checkout_timeout)
-        .test_on_check_out(false)
-        .build_unchecked(ConnectionManager::new(target))
+    url
 }
 
 /// Runs every pending migration of the connection's backend.
@@ -189,22 +185,4 @@ pub const PG_NOW: &str = "CAST(clock_timestamp() AT TIME ZONE 'UTC' AS timestamp
 /// A timestamp truncated to microseconds, the precision both backends keep.
 pub fn to_micros(at: NaiveDateTime) -> NaiveDateTime {
     at.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(at)
-}
-
-/// Runs blocking database work on the blocking pool (never on an async worker), with a
-/// pooled connection, inside the caller's tracing span. A pool timeout is 503.
-pub async fn run<T, F>(pool: &DbPool, f: F) -> Result<T, crate::error::ApiError>
-where
-    F: FnOnce(&mut DbConnection) -> Result<T, crate::error::ApiError> + Send + 'static,
-    T: Send + 'static,
-{
-    let pool = pool.clone();
-    let span = tracing::Span::current();
-    actix_web::web::block(move || {
-        let _entered = span.enter();
-        let mut conn = pool.get()?;
-        f(&mut conn)
-    })
-    .await
-    .map_err(|e| crate::error::ApiError::Database(format!("blocking task failed: {e}")))?
 }

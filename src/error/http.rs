@@ -85,7 +85,8 @@ impl ResponseError for ApiError {
             | Self::KeyReused
             | Self::KeyInUse { .. }
             | Self::LeaseLost => StatusCode::CONFLICT,
-            Self::Database(_) => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Database(_) | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::Http { status, .. } => *status,
         }
     }

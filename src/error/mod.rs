@@ -80,6 +80,12 @@ pub enum ApiError {
     KeyReused,
     #[error("a request with this Idempotency-Key is still being processed; retry later")]
     KeyInUse { retry_after_secs: u64 },
+    #[error(
+        "this instance is shutting down; retry the same request (another instance will answer)"
+    )]
+    ShuttingDown,
+    #[error("the request body did not arrive within {0} ms")]
+    BodyTimeout(u64),
     #[error("the database is unavailable: {0}")]
     Database(String),
     #[error("{detail}")]
@@ -113,6 +119,8 @@ impl ApiError {
             Self::KeyReused => "idempotency_key_reused",
             Self::KeyInUse { .. } | Self::LeaseLost => "idempotency_key_in_use",
             Self::Database(_) => "database_unavailable",
+            Self::ShuttingDown => "shutting_down",
+            Self::BodyTimeout(_) => "request_timeout",
             Self::Http { status, .. } => http::http_code(*status),
         }
     }
@@ -141,6 +149,7 @@ impl ApiError {
             | Self::ProcessorUnavailable
             | Self::ProcessorTimeout
             | Self::StillProcessing
+            | Self::ShuttingDown
             | Self::LeaseLost => Some(1),
             Self::Database(_) => Some(5),
             _ => None,

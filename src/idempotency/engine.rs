@@ -102,6 +102,9 @@ where
     Fut: Future<Output = Result<StoredResponse, ApiError>> + 'static,
 {
     let lease_len = state.config.lease();
+    // Held by the detached execution: a drain waits for it. Refused (nothing claimed
+    // yet, so nothing to undo) once the drain has started.
+    let guard = state.drain.enter().ok_or(ApiError::ShuttingDown)?;
     let decision = db::run(&state.pool, move |conn| decide(conn, &request, lease_len)).await?;
     let lease = match decision {
         Decision::Replay(stored) => return Ok(respond(stored, true)),
@@ -115,6 +118,7 @@ where
         .filter(|_| lease.attempts == 1);
     // Detached: a client that hangs up drops this handler, never the execution.
     let execution = actix_web::rt::spawn(async move {
+        let _guard = guard;
         if let Some(stall) = stall {
             tokio::time::sleep(stall).await;
         }

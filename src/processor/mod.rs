@@ -60,3 +60,15 @@ pub trait PaymentProcessor: Send + Sync {
         processor_key: String,
     ) -> impl Future<Output = Result<Option<Outcome>, ProcessorError>>;
 }
+
+/// Awaits a processor call for at most `timeout`: past it, the call counts as sent and
+/// unanswered ([`ProcessorError::Timeout`], an unknown outcome that a retry resumes
+/// with the same processor key).
+pub async fn within(
+    timeout: std::time::Duration,
+    call: impl Future<Output = Result<Outcome, ProcessorError>>,
+) -> Result<Outcome, ProcessorError> {
+    tokio::time::timeout(timeout, call)
+        .await
+        .unwrap_or(Err(ProcessorError::Timeout))
+}

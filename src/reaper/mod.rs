@@ -45,6 +45,10 @@ pub struct Report {
 /// Runs one pass; never fails (errors are counted and logged).
 pub async fn reap_once(state: &AppState) -> Report {
     let mut report = Report::default();
+    // A drain waits for the pass; none starts once it has begun.
+    let Some(_guard) = state.drain.enter() else {
+        return report;
+    };
     let (batch, lease) = (state.config.reaper_batch_size, state.config.lease());
     for _ in 0..batch {
         match db::run(&state.pool, move |conn| {

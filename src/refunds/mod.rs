@@ -23,7 +23,7 @@ use crate::idempotency::finish::{advance, finish, hold};
 use crate::idempotency::record::STARTED;
 use crate::idempotency::{Lease, StoredResponse};
 use crate::orders::json_response;
-use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
+use crate::processor::{self, Operation, Outcome, PaymentProcessor, ProcessorError};
 use crate::state::AppState;
 
 /// The recovery point after phase 1.
@@ -74,16 +74,14 @@ pub async fn resume(
         .faults
         .before_processor_call(lease.attempts)
         .await;
-    let outcome = state
-        .processor
-        .refund(Operation {
-            processor_key: refund.processor_key.clone(),
-            amount: refund.amount,
-            currency: refund.currency.clone(),
-            payment_method: method,
-            deadline,
-        })
-        .await;
+    let call = state.processor.refund(Operation {
+        processor_key: refund.processor_key.clone(),
+        amount: refund.amount,
+        currency: refund.currency.clone(),
+        payment_method: method,
+        deadline,
+    });
+    let outcome = processor::within(state.config.processor_timeout(), call).await;
     state.config.faults.after_processor_call().await?;
     match outcome {
         Ok(outcome) => {

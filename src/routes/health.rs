@@ -1,7 +1,8 @@
 //! Liveness, readiness, metrics and the OpenAPI document: no API key needed.
 
 use actix_web::{web, HttpResponse};
-use diesel::connection::SimpleConnection;
+use std::time::Duration;
+
 use serde_json::json;
 
 use crate::db;
@@ -16,9 +17,15 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// `GET /readyz`: 200 when the database answers, 503 `database_unavailable` otherwise.
+/// The longest `GET /readyz` waits for a database connection.
+const READINESS_CHECKOUT: Duration = Duration::from_secs(1);
+
+/// `GET /readyz`: 200 when the database answers a round trip now (on a connection
+/// proved alive), 503 `database_unavailable` otherwise (within about a second), and
+/// 503 `shutting_down` once a drain has started (see the drain middleware).
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    db::run(&state.pool, |conn| Ok(conn.batch_execute("SELECT 1")?)).await?;
+    let wait = READINESS_CHECKOUT.min(state.config.database.pool_timeout());
+    db::ping(&state.pool, wait).await?;
     Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
 }
 

@@ -6,16 +6,21 @@ mod orders;
 mod page;
 mod payments;
 
-use actix_web::dev::ServiceResponse;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use actix_web::dev::{Payload, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::ErrorHandlerResponse;
-use actix_web::{web, HttpRequest, ResponseError};
+use actix_web::{web, FromRequest, HttpRequest, ResponseError};
 use serde_json::Value;
 
 use crate::auth::Merchant;
 use crate::error::{ApiError, PROBLEM_JSON};
 use crate::idempotency::fingerprint::{fingerprint, parse_strict};
 use crate::idempotency::{IdempotencyKey, RequestIdentity};
+use crate::state::AppState;
 
 /// Every route: `(method, path)` as registered, for the spec drift test.
 pub const ROUTES: &[(&str, &str)] = &[
@@ -90,6 +95,36 @@ pub fn problem_for_framework_errors<B>(
     }
     let res = ServiceResponse::new(req, response).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(res))
+}
+
+/// A request body received in full within `--body-timeout-ms` and the body limit
+/// (413 beyond it). A client that sends less than its `Content-Length` gets
+/// `408 request_timeout` instead of holding a connection and a worker forever.
+pub struct Body(web::Bytes);
+
+impl FromRequest for Body {
+    type Error = actix_web::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, actix_web::Error>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let timeout = req
+            .app_data::<web::Data<AppState>>()
+            .map_or(Duration::from_secs(5), |state| state.config.body_timeout());
+        let bytes = web::Bytes::from_request(req, payload);
+        Box::pin(async move {
+            match tokio::time::timeout(timeout, bytes).await {
+                Ok(bytes) => bytes.map(Body),
+                Err(_) => Err(ApiError::BodyTimeout(timeout.as_millis() as u64).into()),
+            }
+        })
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 /// The request's idempotency key, required: 400 when absent or invalid.

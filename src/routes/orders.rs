@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::page::Page;
-use super::{identity, json_body, optional_json_body, path_id, required_key};
+use super::{identity, json_body, optional_json_body, path_id, required_key, Body};
 use crate::auth::Merchant;
 use crate::db::{self, orders::OrderRow};
 use crate::domain::{ids, order::NewOrder};
@@ -20,7 +20,7 @@ pub async fn create(
     state: web::Data<AppState>,
     merchant: Merchant,
     req: HttpRequest,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
     let json = json_body(&req, &body)?;
@@ -43,7 +43,7 @@ pub async fn cancel(
     merchant: Merchant,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let key = IdempotencyKey::from_headers(req.headers())?;
     let id = path_id(id, ids::ORDER, "order")?;

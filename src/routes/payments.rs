@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::page::Page;
-use super::{identity, json_body, optional_json_body, path_id, required_key};
+use super::{identity, json_body, optional_json_body, path_id, required_key, Body};
 use crate::auth::Merchant;
 use crate::db::{self, payments::PaymentRow, DbConnection};
 use crate::domain::ids;
@@ -20,7 +20,7 @@ pub async fn create(
     state: web::Data<AppState>,
     merchant: Merchant,
     req: HttpRequest,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
     let json = json_body(&req, &body)?;
@@ -41,7 +41,7 @@ pub async fn refund(
     merchant: Merchant,
     req: HttpRequest,
     id: web::Path<String>,
-    body: web::Bytes,
+    body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
     let payment_id = path_id(id, ids::PAYMENT, "payment")?;

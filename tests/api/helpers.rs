@@ -31,6 +31,11 @@ pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> 
     Some(start(db, configure))
 }
 
+/// Starts a server on a database the caller made (a throwaway cluster's).
+pub fn spawn_app_on(url: String, configure: impl FnOnce(&mut Config)) -> TestApp {
+    start(crate::pg::TestDb::external(url), configure)
+}
+
 fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("RUST_LOG").is_some() {
         idempay::telemetry::init(); // server logs, for debugging a test

@@ -2,16 +2,21 @@
 //! PostgreSQL (when `TEST_DATABASE_URL` is set).
 
 mod client;
+mod cluster;
 mod helpers;
 mod pg;
+mod raw;
 
 mod auth_and_errors;
+mod bounds;
 mod cases;
 mod concurrency;
 mod crash;
+mod drain;
 mod leases;
 mod multi_instance;
 mod orders;
+mod outage;
 mod payment_failures;
 mod payments;
 mod process;

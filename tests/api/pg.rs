@@ -24,8 +24,13 @@ pub struct TestDb {
 }
 
 enum Cleanup {
+    /// Owned by someone else (a throwaway cluster removes itself).
+    Nothing,
     File(std::path::PathBuf),
-    Database { admin: String, name: String },
+    Database {
+        admin: String,
+        name: String,
+    },
 }
 
 fn admin_url() -> Option<String> {
@@ -128,6 +133,14 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 impl TestDb {
+    /// A database that someone else made and will remove.
+    pub fn external(url: String) -> Self {
+        Self {
+            url,
+            cleanup: Cleanup::Nothing,
+        }
+    }
+
     /// A fresh, migrated database; `None` when PostgreSQL is not configured.
     pub fn create(backend: Backend) -> Option<Self> {
         let id = uuid::Uuid::new_v4().simple().to_string();
@@ -158,6 +171,7 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         match &self.cleanup {
+            Cleanup::Nothing => {}
             Cleanup::File(path) => {
                 for suffix in ["", "-wal", "-shm"] {
                     let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));

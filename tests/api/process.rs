@@ -16,24 +16,29 @@ pub struct Server {
 }
 
 /// Starts `idempay serve --demo` on `database_url` with a 2 s lease, a 1 s reaper
-/// interval and `extra` arguments; waits until it listens.
+/// interval and a 500 ms slow card unless `extra` sets them, and `extra` arguments;
+/// waits until it listens.
 pub fn serve(database_url: &str, extra: &[&str]) -> Server {
+    let mut args: Vec<&str> = vec![
+        "serve",
+        "--demo",
+        "--bind",
+        "127.0.0.1:0",
+        "--database-url",
+        database_url,
+    ];
+    for (flag, default) in [
+        ("--lease-secs", "2"),
+        ("--slow-processor-ms", "500"),
+        ("--reaper-interval-secs", "1"),
+    ] {
+        if !extra.contains(&flag) {
+            args.extend([flag, default]);
+        }
+    }
+    args.extend(extra);
     let mut child = Command::new(env!("CARGO_BIN_EXE_idempay"))
-        .args([
-            "serve",
-            "--demo",
-            "--bind",
-            "127.0.0.1:0",
-            "--database-url",
-            database_url,
-        ])
-        .args(["--lease-secs", "2", "--slow-processor-ms", "500"])
-        .args(if extra.contains(&"--reaper-interval-secs") {
-            &[][..]
-        } else {
-            &["--reaper-interval-secs", "1"][..]
-        })
-        .args(extra)
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .spawn()
@@ -68,6 +73,27 @@ impl Server {
                 Ok(_) => {}
                 Err(e) => panic!("no line `{prefix}…` from idempay: {e}"),
             }
+        }
+    }
+
+    /// SIGTERM: the process drains, then exits.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "SIGTERM delivered");
+    }
+
+    /// Waits (up to 60 s) for the process to exit by itself; returns its status.
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(status) = self.child.try_wait().expect("child status readable") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "idempay did not exit");
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
