@@ -101,6 +101,7 @@ where
     F: FnOnce(Lease) -> Fut + Send + 'static,
     Fut: Future<Output = Result<StoredResponse, ApiError>> + 'static,
 {
+    let started = std::time::Instant::now();
     let lease_len = state.config.lease();
     // Held by the detached execution: a drain waits for it. Refused (nothing claimed
     // yet, so nothing to undo) once the drain has started.
@@ -128,9 +129,13 @@ where
         }
         outcome
     });
-    // The handler waits at most the request timeout (below the lease); the execution
-    // goes on regardless, and a retry meanwhile gets 409 in use, then the replay.
-    let timeout = state.config.request_timeout();
+    // The handler answers within the request timeout (below the lease), counted from
+    // its start; the execution goes on regardless, and a retry meanwhile gets 409 in
+    // use, then the replay.
+    let timeout = state
+        .config
+        .request_timeout()
+        .saturating_sub(started.elapsed());
     let stored = tokio::time::timeout(timeout, execution)
         .await
         .map_err(|_| ApiError::StillProcessing)?
