@@ -210,8 +210,13 @@ impl Config {
     }
 
     /// A configuration with every default, for `database_url` on an ephemeral port.
+    /// The environment is ignored (no `IDEMPAY_*` variable of the caller leaks in), so
+    /// what a test or a benchmark sets is all there is.
     pub fn for_database(database_url: &str) -> Self {
-        let cli = Cli::parse_from([
+        use clap::{CommandFactory, FromArgMatches};
+        let without_env = |arg: clap::Arg| arg.env(None::<&'static str>);
+        let command = Cli::command().mut_subcommand("serve", |serve| serve.mut_args(without_env));
+        let matches = command.get_matches_from([
             "idempay",
             "serve",
             "--bind",
@@ -219,8 +224,8 @@ impl Config {
             "--database-url",
             database_url,
         ]);
-        match cli.command {
-            Command::Serve(config) => config,
+        match Cli::from_arg_matches(&matches).map(|cli| cli.command) {
+            Ok(Command::Serve(config)) => config,
             _ => unreachable!("the arguments above name the serve command"),
         }
     }

@@ -136,6 +136,11 @@ impl Application {
         self.server.await
     }
 
+    /// The state the server runs on (for tests that drive the reaper themselves).
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
     /// A handle that stops the server.
     pub fn handle(&self) -> actix_web::dev::ServerHandle {
         self.server.handle()

@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     let wants = |name: &str| chosen.is_empty() || chosen.iter().any(|c| c == name);
     let mut outcomes = Vec::new();
     if ["storm", "outage", "sigkill"].iter().any(|n| wants(n)) {
-        let pg = cluster::Cluster::start().expect("PostgreSQL binaries (initdb) are needed");
+        let pg = cluster::Cluster::start();
         type Scenario = fn(&cluster::Cluster) -> Outcome;
         let pg_scenarios: [(&str, Scenario); 3] = [
             ("storm", scenarios::storm),

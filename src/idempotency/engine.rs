@@ -112,17 +112,11 @@ where
         Decision::Execute(lease) => lease,
     };
     let (pool, metrics) = (state.pool.clone(), state.metrics.clone());
-    let stall = state
-        .config
-        .faults
-        .stall_first_attempt
-        .filter(|_| lease.attempts == 1);
+    let faults = state.config.faults.clone();
     // Detached: a client that hangs up drops this handler, never the execution.
     let execution = actix_web::rt::spawn(async move {
         let _guard = guard;
-        if let Some(stall) = stall {
-            tokio::time::sleep(stall).await;
-        }
+        faults.pause_at("claimed", lease.attempts).await;
         let outcome = work(lease.clone()).await;
         if let Err(error) = &outcome {
             settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await;

@@ -46,7 +46,11 @@ pub async fn pay(
     if lease.recovery_point != STARTED {
         return resume(state, lease, ttl).await;
     }
-    state.config.faults.pause_at("started").await;
+    state
+        .config
+        .faults
+        .pause_at("started", lease.attempts)
+        .await;
     let lease = db::run(&state.pool, move |conn| {
         create_payment(conn, &merchant_id, &new, lease)
     })
@@ -62,7 +66,11 @@ pub async fn resume(
     lease: Lease,
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
-    state.config.faults.pause_at(PAYMENT_CREATED).await;
+    state
+        .config
+        .faults
+        .pause_at(PAYMENT_CREATED, lease.attempts)
+        .await;
     let payment_id = lease
         .resource_id
         .clone()
@@ -75,7 +83,7 @@ pub async fn resume(
     state
         .config
         .faults
-        .before_processor_call(lease.attempts)
+        .pause_at("before_charge", lease.attempts)
         .await;
     let call = state.processor.charge(Operation {
         processor_key: payment.processor_key.clone(),
@@ -85,7 +93,11 @@ pub async fn resume(
         deadline,
     });
     let outcome = processor::within(state.config.processor_timeout(), call).await;
-    state.config.faults.after_processor_call().await?;
+    state
+        .config
+        .faults
+        .after_processor_call(lease.attempts)
+        .await?;
     match outcome {
         Ok(outcome) => {
             db::run(&state.pool, move |conn| {

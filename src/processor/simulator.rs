@@ -175,13 +175,3 @@ fn stored_answer(status: &str, code: Option<&str>) -> Answer {
         _ => Answer::Unavailable,
     }
 }
-
-/// How many ledger entries of `kind` (`charge`/`refund`) moved money: what the
-/// processor would settle. Used by tests and operators to check "exactly once".
-pub fn settled_count(conn: &mut DbConnection, kind: &str) -> QueryResult<i64> {
-    ops::table
-        .filter(ops::kind.eq(kind))
-        .filter(ops::status.eq("succeeded"))
-        .count()
-        .get_result(conn)
-}

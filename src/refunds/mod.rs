@@ -45,7 +45,11 @@ pub async fn refund(
     if lease.recovery_point != STARTED {
         return resume(state, lease, ttl).await;
     }
-    state.config.faults.pause_at("started").await;
+    state
+        .config
+        .faults
+        .pause_at("started", lease.attempts)
+        .await;
     let lease = db::run(&state.pool, move |conn| {
         create_refund(conn, &merchant_id, &payment_id, &new, lease)
     })
@@ -59,7 +63,11 @@ pub async fn resume(
     lease: Lease,
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
-    state.config.faults.pause_at(REFUND_CREATED).await;
+    state
+        .config
+        .faults
+        .pause_at(REFUND_CREATED, lease.attempts)
+        .await;
     let refund_id = lease
         .resource_id
         .clone()
@@ -72,7 +80,7 @@ pub async fn resume(
     state
         .config
         .faults
-        .before_processor_call(lease.attempts)
+        .pause_at("before_refund", lease.attempts)
         .await;
     let call = state.processor.refund(Operation {
         processor_key: refund.processor_key.clone(),
@@ -82,7 +90,11 @@ pub async fn resume(
         deadline,
     });
     let outcome = processor::within(state.config.processor_timeout(), call).await;
-    state.config.faults.after_processor_call().await?;
+    state
+        .config
+        .faults
+        .after_processor_call(lease.attempts)
+        .await?;
     match outcome {
         Ok(outcome) => {
             db::run(&state.pool, move |conn| {

@@ -103,9 +103,29 @@ impl Client {
         idempay::db::establish(&target).expect("test database connects")
     }
 
-    /// How many charges (or refunds) the simulated processor settled: money moved.
+    /// How many charges (`kind` = `charge`) or refunds (`refund`) moved money: the
+    /// simulated processor's ledger, read with the test's own SQL (never through
+    /// idempay's queries, which a test must not trust to check idempay).
     pub fn settled(&self, kind: &str) -> i64 {
-        idempay::processor::simulator::settled_count(&mut self.db(), kind).expect("ledger readable")
+        assert!(matches!(kind, "charge" | "refund"), "a ledger kind");
+        self.count(&format!(
+            "SELECT COUNT(*) AS n FROM simulator_operations \
+             WHERE kind = '{kind}' AND status = 'succeeded'"
+        ))
+    }
+
+    /// The single number a `SELECT COUNT(*) AS n …` returns, on the server's database.
+    pub fn count(&self, sql: &str) -> i64 {
+        use diesel::prelude::*;
+        #[derive(QueryableByName)]
+        struct Count {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        diesel::sql_query(sql)
+            .get_result::<Count>(&mut self.db())
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+            .n
     }
 
     /// How many idempotency records are in `status`.
@@ -117,6 +137,20 @@ impl Client {
             .count()
             .get_result(&mut self.db())
             .expect("records readable")
+    }
+
+    /// How long the record of `key` is kept after it finished: `expires_at` less the
+    /// moment it finished (`updated_at`), read from the database.
+    pub fn record_ttl(&self, key: &str) -> chrono::TimeDelta {
+        use diesel::prelude::*;
+        use idempay::db::schema::idempotency_records as records;
+        let (finished, expires): (chrono::NaiveDateTime, Option<chrono::NaiveDateTime>) =
+            records::table
+                .filter(records::idempotency_key.eq(key))
+                .select((records::updated_at, records::expires_at))
+                .first(&mut self.db())
+                .expect("the record exists");
+        expires.expect("a finished record expires") - finished
     }
 
     /// All idempotency records, of any status.

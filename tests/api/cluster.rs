@@ -41,15 +41,9 @@ fn free_port() -> u16 {
 }
 
 impl Cluster {
-    /// Makes and starts a cluster; `None` (test skipped) when PostgreSQL's binaries are
-    /// missing and `IDEMPAY_REQUIRE_POSTGRES` is not `1`.
-    pub fn start() -> Option<Self> {
-        let Some(bindir) = bindir() else {
-            let required = std::env::var("IDEMPAY_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
-            assert!(!required, "PostgreSQL binaries (initdb) not found");
-            eprintln!("SKIPPED: no initdb for a throwaway PostgreSQL cluster");
-            return None;
-        };
+    /// Makes and starts a cluster. Panics when PostgreSQL's binaries are missing.
+    pub fn start() -> Self {
+        let bindir = bindir().expect("PostgreSQL binaries (initdb): set PG_BINDIR");
         let dir =
             std::env::temp_dir().join(format!("idempay-pg-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).expect("cluster folder");
@@ -81,7 +75,7 @@ impl Cluster {
             ],
         );
         cluster.start_again();
-        Some(cluster)
+        cluster
     }
 
     fn data(&self) -> String {

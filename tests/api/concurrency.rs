@@ -2,28 +2,35 @@
 //! endpoints), C10 for payments, and the invariants that hold without keys (one payment
 //! per order, refunds never exceed the payment).
 
-use std::time::Duration;
-
-use crate::helpers::{spawn_app, Backend, Reply};
+use crate::helpers::{spawn_app, spawn_app_with, Backend, Reply};
+use crate::pause::Pause;
 
 fn c06_in_flight_duplicates_with_a_slow_card(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let pause = Pause::at("before_charge");
+    let app = spawn_app_with(backend, |c| pause.configure(c));
     let order = app.order(2500);
-    let replies: Vec<Reply> = std::thread::scope(|s| {
+    // A is in flight (held right before its charge, the lease renewed); B and C arrive.
+    let winner = std::thread::scope(|s| {
         let a = s.spawn(|| app.pay("K6", &order, "pm_card_slow"));
-        std::thread::sleep(Duration::from_millis(400));
-        let b = s.spawn(|| app.pay("K6", &order, "pm_card_slow"));
-        let c = s.spawn(|| app.pay("K6", &order, "pm_card_slow"));
-        [a, b, c].into_iter().map(|h| h.join().unwrap()).collect()
+        pause.wait_paused();
+        let duplicates: Vec<Reply> = std::thread::scope(|s| {
+            let b = s.spawn(|| app.pay("K6", &order, "pm_card_slow"));
+            let c = s.spawn(|| app.pay("K6", &order, "pm_card_slow"));
+            [b, c].into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for loser in &duplicates {
+            assert_eq!(loser.code(), "idempotency_key_in_use");
+            assert!(loser.header("retry-after").is_some());
+        }
+        pause.release();
+        a.join().unwrap()
     });
-    let winners: Vec<_> = replies.iter().filter(|r| r.status == 201).collect();
-    assert_eq!(winners.len(), 1, "{replies:?}");
-    for loser in replies.iter().filter(|r| r.status != 201) {
-        assert_eq!(loser.code(), "idempotency_key_in_use");
-        assert!(loser.header("retry-after").is_some());
-    }
+    assert_eq!(
+        (winner.status, winner.replayed()),
+        (201, false),
+        "{}",
+        winner.text()
+    );
     let other_body = app.post(
         "/payments",
         Some("K6"),
@@ -32,7 +39,7 @@ fn c06_in_flight_duplicates_with_a_slow_card(backend: Backend) {
     assert_eq!(other_body.code(), "idempotency_key_reused");
     let replay = app.pay("K6", &order, "pm_card_slow");
     assert!(replay.replayed());
-    assert_eq!(replay.body, winners[0].body);
+    assert_eq!(replay.body, winner.body);
     assert_eq!(
         app.get(&format!("/payments?order_id={order}")).json()["data"]
             .as_array()
@@ -44,9 +51,7 @@ fn c06_in_flight_duplicates_with_a_slow_card(backend: Backend) {
 }
 
 fn c08_one_key_on_two_endpoints(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(900);
     let (o, p) = std::thread::scope(|s| {
         let o = s.spawn(|| app.post("/orders", Some("K9"), r#"{"amount":900,"currency":"EUR"}"#));
@@ -69,9 +74,7 @@ fn c08_one_key_on_two_endpoints(backend: Backend) {
 }
 
 fn c10_payment_keys_are_scoped_to_the_merchant(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let other = app.create_merchant("B");
     let order = app.order(700);
     let a = app.pay("K16", &order, "pm_card_visa");
@@ -97,13 +100,12 @@ fn c10_payment_keys_are_scoped_to_the_merchant(backend: Backend) {
 }
 
 fn payment_in_progress_blocks_other_keys_and_cancel(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let pause = Pause::at("before_charge");
+    let app = spawn_app_with(backend, |c| pause.configure(c));
     let order = app.order(1500);
     std::thread::scope(|s| {
-        let slow = s.spawn(|| app.pay("slow", &order, "pm_card_slow"));
-        std::thread::sleep(Duration::from_millis(400));
+        let slow = s.spawn(|| app.pay("slow", &order, "pm_card_visa"));
+        pause.wait_paused(); // the payment is `processing`, its charge not yet sent
         let other = app.pay("other", &order, "pm_card_visa");
         assert_eq!(
             (other.status, other.code().as_str()),
@@ -126,6 +128,7 @@ fn payment_in_progress_blocks_other_keys_and_cancel(backend: Backend) {
             (refund.status, refund.code().as_str()),
             (409, "payment_in_progress")
         );
+        pause.release();
         assert_eq!(slow.join().unwrap().status, 201);
         // The retryable failure executes again and now meets the paid order.
         let retried = app.pay("other", &order, "pm_card_visa");
@@ -138,9 +141,7 @@ fn payment_in_progress_blocks_other_keys_and_cancel(backend: Backend) {
 }
 
 fn twenty_concurrent_refunds_never_exceed_the_payment(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(1000);
     let payment = app.pay("p", &order, "pm_card_visa").json()["id"]
         .as_str()
@@ -177,9 +178,7 @@ fn twenty_concurrent_refunds_never_exceed_the_payment(backend: Backend) {
 }
 
 fn twenty_concurrent_payments_with_different_keys_pay_once(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(1000);
     let barrier = std::sync::Barrier::new(20);
     let replies: Vec<Reply> = std::thread::scope(|s| {

@@ -49,11 +49,9 @@ fn check_resolved(client: &crate::helpers::Client, order: &str) {
 }
 
 fn crash_at(backend: Backend, point: &str) {
-    let Some(db) = TestDb::create(backend) else {
-        return;
-    };
+    let db = TestDb::create(backend);
     let order = cut_payment_at(&db, point);
-    let second = serve(&db.url, &[]);
+    let second = serve(&db.url, &["--reaper-interval-secs", "1"]);
     let client = &second.client;
     eventually(Duration::from_secs(30), || {
         (client.records_in("processing") == 0).then_some(())
@@ -85,9 +83,7 @@ fn sigkill_between_charge_and_phase_3(backend: Backend) {
 }
 
 fn reap_once_command_recovers_a_cut_payment(backend: Backend) {
-    let Some(db) = TestDb::create(backend) else {
-        return;
-    };
+    let db = TestDb::create(backend);
     let order = cut_payment_at(&db, "after_processor_call");
     let summary = eventually(Duration::from_secs(30), || {
         let line = reap_once(&db.url);
@@ -99,9 +95,7 @@ fn reap_once_command_recovers_a_cut_payment(backend: Backend) {
 }
 
 fn sigkill_at_refund_created(backend: Backend) {
-    let Some(db) = TestDb::create(backend) else {
-        return;
-    };
+    let db = TestDb::create(backend);
     let mut first = serve(
         &db.url,
         &[
@@ -120,7 +114,7 @@ fn sigkill_at_refund_created(backend: Backend) {
     first.wait_for("FAULT: paused at refund_created");
     first.kill();
     assert!(request.join().unwrap().is_none());
-    let second = serve(&db.url, &[]);
+    let second = serve(&db.url, &["--reaper-interval-secs", "1"]);
     let client = &second.client;
     eventually(Duration::from_secs(30), || {
         (client.records_in("processing") == 0).then_some(())

@@ -7,36 +7,32 @@
 use std::time::Duration;
 
 use crate::helpers::{eventually, Backend, Client};
+use crate::pause::Pause;
 use crate::pg::TestDb;
 use crate::process::{serve, Server};
 use crate::raw::{self, Connection};
 
-/// A server whose payments pause at `payment_created` until `release` exists, and a
-/// payment of a fresh order running (paused) in the background under key `drain-key`.
+/// A server whose payments pause at `payment_created`, and a payment of a fresh order
+/// running (paused) in the background under key `drain-key`.
 fn paused_payment(
     db: &TestDb,
-    release: &std::path::Path,
+    pause: &Pause,
     extra: &[&str],
 ) -> (
     Server,
     std::thread::JoinHandle<Option<crate::helpers::Reply>>,
 ) {
-    let release = release.display().to_string();
-    let mut args = vec![
-        "--test-fault-pause-at",
-        "payment_created",
-        "--test-fault-release-file",
-        &release,
-        "--reaper-interval-secs",
-        "0",
-    ];
-    args.extend(extra);
-    let mut server = serve(&db.url, &args);
+    let mut args = pause.args();
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let server = serve(
+        &db.url,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let order = server.client.order(1000);
     let client = server.client.clone();
     let body = format!(r#"{{"order_id":"{order}","payment_method":"pm_card_visa"}}"#);
     let payment = std::thread::spawn(move || client.try_post("/payments", "drain-key", &body));
-    server.wait_for("FAULT: paused at payment_created");
+    pause.wait_paused();
     (server, payment)
 }
 
@@ -57,12 +53,10 @@ fn assert_one_payment(client: &Client) {
 }
 
 fn drain_lets_a_running_payment_finish(backend: Backend) {
-    let Some(db) = TestDb::create(backend) else {
-        return;
-    };
-    let release = std::env::temp_dir().join(format!("idempay-release-{}", uuid::Uuid::new_v4()));
+    let db = TestDb::create(backend);
+    let pause = Pause::at("payment_created");
     let extra = ["--lease-secs", "30", "--shutdown-grace-secs", "20"];
-    let (mut server, payment) = paused_payment(&db, &release, &extra);
+    let (mut server, payment) = paused_payment(&db, &pause, &extra);
     let mut open = Connection::open(&server.client.base);
     assert_eq!(open.send(&raw::get("/healthz")).status, 200);
 
@@ -86,14 +80,13 @@ fn drain_lets_a_running_payment_finish(backend: Backend) {
     let late = client.post("/orders", Some("late-key"), body);
     assert_shutting_down(late.status, late.header("retry-after"), &late.text());
 
-    std::fs::write(&release, b"go").expect("release file written");
+    pause.release();
     let paid = payment.join().unwrap().expect("the payment was answered");
     assert_eq!(paid.status, 201, "{}", paid.text());
     assert!(
         server.wait_exit().success(),
         "idempay exits 0 after a drain"
     );
-    let _ = std::fs::remove_file(&release);
     assert_one_payment(&client);
     assert_eq!(
         client.record_count(),
@@ -103,11 +96,9 @@ fn drain_lets_a_running_payment_finish(backend: Backend) {
 }
 
 fn drain_leaves_what_it_cuts_off_to_the_reaper(backend: Backend) {
-    let Some(db) = TestDb::create(backend) else {
-        return;
-    };
-    let never = std::env::temp_dir().join(format!("idempay-never-{}", uuid::Uuid::new_v4()));
-    let (mut server, payment) = paused_payment(&db, &never, &["--shutdown-grace-secs", "0"]);
+    let db = TestDb::create(backend);
+    let pause = Pause::at("payment_created"); // never released while the server runs
+    let (mut server, payment) = paused_payment(&db, &pause, &["--shutdown-grace-secs", "0"]);
     server.terminate();
     assert!(
         server.wait_exit().success(),
@@ -124,7 +115,7 @@ fn drain_leaves_what_it_cuts_off_to_the_reaper(backend: Backend) {
         "left at its recovery point"
     );
 
-    let next = serve(&db.url, &[]);
+    let next = serve(&db.url, &["--reaper-interval-secs", "1"]);
     let client = &next.client;
     eventually(Duration::from_secs(30), || {
         (client.records_in("processing") == 0).then_some(())

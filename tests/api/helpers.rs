@@ -14,21 +14,20 @@ pub use crate::pg::Backend;
 /// A running in-process server; it derefs to its [`Client`].
 pub struct TestApp {
     client: Client,
+    state: idempay::state::AppState,
     handle: actix_web::dev::ServerHandle,
     thread: Option<JoinHandle<()>>,
     db: Option<crate::pg::TestDb>,
 }
 
-/// Starts a server with default settings; `None` (test skipped) for PostgreSQL when
-/// `TEST_DATABASE_URL` is unset.
-pub fn spawn_app(backend: Backend) -> Option<TestApp> {
+/// Starts a server with default settings.
+pub fn spawn_app(backend: Backend) -> TestApp {
     spawn_app_with(backend, |_| {})
 }
 
 /// Starts a server after `configure` adjusts the settings.
-pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> Option<TestApp> {
-    let db = crate::pg::TestDb::create(backend)?;
-    Some(start(db, configure))
+pub fn spawn_app_with(backend: Backend, configure: impl FnOnce(&mut Config)) -> TestApp {
+    start(crate::pg::TestDb::create(backend), configure)
 }
 
 /// Starts a server on a database the caller made (a throwaway cluster's).
@@ -44,13 +43,16 @@ fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp 
     config.workers = 1;
     config.demo = true;
     config.slow_processor_ms = 1500;
+    // No background reaper: a test that needs a pass runs one with `TestApp::reap`, or
+    // turns the reaper on explicitly when the background task is what it tests.
+    config.reaper_interval_secs = 0;
     configure(&mut config);
     let (tx, rx) = mpsc::channel();
     let thread = std::thread::spawn(move || {
         actix_web::rt::System::new().block_on(async move {
             match Application::build(config) {
                 Ok(app) => {
-                    tx.send(Ok((app.port(), app.handle())))
+                    tx.send(Ok((app.port(), app.handle(), app.state().clone())))
                         .expect("the test waits for the port");
                     app.run().await.expect("server runs");
                 }
@@ -58,12 +60,13 @@ fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp 
             }
         })
     });
-    let (port, handle) = rx
+    let (port, handle, state) = rx
         .recv()
         .expect("server thread reports")
         .expect("server starts");
     TestApp {
         client: Client::new(format!("http://127.0.0.1:{port}"), &db.url),
+        state,
         handle,
         thread: Some(thread),
         db: Some(db),
@@ -77,6 +80,13 @@ impl TestApp {
         self.stop();
         let db = self.db.take().expect("a running app owns its database");
         start(db, configure)
+    }
+
+    /// Runs one reaper pass now, against this server's state, and returns its report.
+    pub fn reap(&self) -> idempay::reaper::Report {
+        let state = self.state.clone();
+        actix_web::rt::System::new()
+            .block_on(async move { idempay::reaper::reap_once(&state).await })
     }
 
     fn stop(&mut self) {
@@ -115,15 +125,29 @@ pub fn eventually<T>(deadline: Duration, mut attempt: impl FnMut() -> Option<T>)
     }
 }
 
-/// Declares each listed test twice: on SQLite, and on PostgreSQL.
+/// Declares each listed test twice: on SQLite, and on PostgreSQL (see [`postgres_only`]).
 #[macro_export]
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
             $( #[test] fn $name() { super::$name($crate::helpers::Backend::Sqlite) } )*
         }
+        $crate::postgres_only!($($name),*);
+    };
+}
+
+/// Declares each listed test on PostgreSQL, in a module `postgres`. Without
+/// `TEST_DATABASE_URL` at build time they are compiled `#[ignore]`d (see
+/// `tests/api/build.rs`): `cargo test` then reports them as ignored, never as passed.
+#[macro_export]
+macro_rules! postgres_only {
+    ($($name:ident),* $(,)?) => {
         mod postgres {
-            $( #[test] fn $name() { super::$name($crate::helpers::Backend::Postgres) } )*
+            $(
+                #[test]
+                #[cfg_attr(not(idempay_postgres_tests), ignore = "PostgreSQL: set TEST_DATABASE_URL to run")]
+                fn $name() { super::$name($crate::helpers::Backend::Postgres) }
+            )*
         }
     };
 }

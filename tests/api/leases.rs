@@ -5,58 +5,55 @@
 use std::time::Duration;
 
 use crate::helpers::{eventually, spawn_app, spawn_app_with, Backend};
+use crate::pause::Pause;
 
 const ORDER: &str = r#"{"amount":700,"currency":"GBP"}"#;
 
 fn in_flight_duplicate_gets_409_in_use(backend: Backend) {
-    let Some(app) = spawn_app_with(backend, |c| {
-        c.faults.stall_first_attempt = Some(Duration::from_secs(2));
-    }) else {
-        return;
-    };
-    // A stalls 2 s after its claim; B and C arrive while it is in flight. Whichever
-    // request claimed first, exactly one executes and the others are told to wait.
-    let replies: Vec<_> = std::thread::scope(|s| {
+    let pause = Pause::at("claimed");
+    let app = spawn_app_with(backend, |c| pause.configure(c));
+    // A holds the key (paused right after its claim); B and C arrive while it is in
+    // flight: both are told to wait, and only A executes.
+    std::thread::scope(|s| {
         let a = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
-        std::thread::sleep(Duration::from_millis(300));
-        let b = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
-        let c = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
-        [a, b, c].into_iter().map(|h| h.join().unwrap()).collect()
+        pause.wait_paused();
+        for in_use in [0, 1].map(|_| app.post("/orders", Some("slow"), ORDER)) {
+            assert_eq!(in_use.code(), "idempotency_key_in_use");
+            let retry_after: u64 = in_use.header("retry-after").unwrap().parse().unwrap();
+            assert!((1..=2).contains(&retry_after));
+            assert!(in_use.json()["retryable"].as_bool().unwrap());
+        }
+        // Another body is a reuse even while the key is in flight.
+        let other = app.post("/orders", Some("slow"), r#"{"amount":1,"currency":"GBP"}"#);
+        assert_eq!(other.code(), "idempotency_key_reused");
+        pause.release();
+        let executed = a.join().unwrap();
+        assert_eq!((executed.status, executed.replayed()), (201, false));
+        // Another body is still a reuse; the original body replays the one execution.
+        assert_eq!(
+            app.post("/orders", Some("slow"), r#"{"amount":1,"currency":"GBP"}"#)
+                .code(),
+            "idempotency_key_reused"
+        );
+        let replay = app.post("/orders", Some("slow"), ORDER);
+        assert!(replay.replayed());
+        assert_eq!(replay.body, executed.body);
     });
-    let executed: Vec<_> = replies.iter().filter(|r| r.status == 201).collect();
-    assert_eq!(executed.len(), 1, "{replies:?}");
-    assert!(!executed[0].replayed());
-    for in_use in replies.iter().filter(|r| r.status != 201) {
-        assert_eq!(in_use.code(), "idempotency_key_in_use");
-        let retry_after: u64 = in_use.header("retry-after").unwrap().parse().unwrap();
-        assert!((1..=2).contains(&retry_after));
-        assert!(in_use.json()["retryable"].as_bool().unwrap());
-    }
-    // Another body is still a reuse; the original body replays the one execution.
-    assert_eq!(
-        app.post("/orders", Some("slow"), r#"{"amount":1,"currency":"GBP"}"#)
-            .code(),
-        "idempotency_key_reused"
-    );
-    let replay = app.post("/orders", Some("slow"), ORDER);
-    assert!(replay.replayed());
-    assert_eq!(replay.body, executed[0].body);
     assert_eq!(app.order_count(), 1);
 }
 
 fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
-    // The first attempt stalls past its 1 s lease; a retry takes the record over and
-    // completes; the stalled owner then finds its lock_token gone and commits nothing.
-    let Some(app) = spawn_app_with(backend, |c| {
+    // The first attempt is frozen past its 1 s lease; a retry takes the record over and
+    // completes; the frozen owner, released, finds its lock_token gone and commits nothing.
+    let pause = Pause::at("claimed").first_attempt();
+    let app = spawn_app_with(backend, |c| {
         c.lease_secs = 1;
         c.slow_processor_ms = 0;
-        c.faults.stall_first_attempt = Some(Duration::from_secs(4));
-    }) else {
-        return;
-    };
+        pause.configure(c);
+    });
     std::thread::scope(|s| {
         let owner = s.spawn(|| app.post("/orders", Some("takeover"), ORDER));
-        std::thread::sleep(Duration::from_millis(300)); // let the owner claim first
+        pause.wait_paused();
         let winner = eventually(Duration::from_secs(20), || {
             let reply = app.post("/orders", Some("takeover"), ORDER);
             (reply.status != 409).then_some(reply)
@@ -75,7 +72,9 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
             "{}",
             owner.text()
         );
-        // ...and its execution, when it woke, found its lock_token gone and stopped.
+        assert_eq!(app.metric("idempay_leases_lost_total"), 0);
+        // ...and its execution, released, finds its lock_token gone and stops.
+        pause.release();
         eventually(Duration::from_secs(20), || {
             (app.metric("idempay_leases_lost_total") == 1).then_some(())
         });
@@ -87,9 +86,7 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
 }
 
 fn expired_record_is_replaced(backend: Backend) {
-    let Some(app) = spawn_app_with(backend, |c| c.key_ttl_secs = 1) else {
-        return;
-    };
+    let app = spawn_app_with(backend, |c| c.key_ttl_secs = 1);
     let first = app.post("/orders", Some("ttl"), ORDER);
     let fresh = eventually(Duration::from_secs(10), || {
         let reply = app.post("/orders", Some("ttl"), ORDER);
@@ -109,11 +106,9 @@ fn expired_record_is_replaced(backend: Backend) {
 }
 
 fn ttl_can_be_set_per_endpoint(backend: Backend) {
-    let Some(app) = spawn_app_with(backend, |c| {
+    let app = spawn_app_with(backend, |c| {
         c.key_ttl_override = vec![("cancel_order".into(), 1)]
-    }) else {
-        return;
-    };
+    });
     let order = app.create_order("ttl-order", ORDER);
     let path = format!("/orders/{}/cancel", order["id"].as_str().unwrap());
     assert_eq!(app.post(&path, Some("ttl-cancel"), "").status, 200);
@@ -125,15 +120,14 @@ fn ttl_can_be_set_per_endpoint(backend: Backend) {
         fresh.status, 200,
         "cancelling a cancelled order again returns it"
     );
-    // The order endpoint kept the default 24 h.
-    std::thread::sleep(Duration::from_millis(1500));
+    // The order endpoint kept the default 24 h; the cancel endpoint has its own 1 s.
+    assert_eq!(app.record_ttl("ttl-order"), chrono::TimeDelta::hours(24));
+    assert_eq!(app.record_ttl("ttl-cancel"), chrono::TimeDelta::seconds(1));
     assert!(app.post("/orders", Some("ttl-order"), ORDER).replayed());
 }
 
 fn permanent_failure_is_stored_and_replayed(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let path = "/orders/ord_0000000000000000000000000000dead/cancel";
     let first = app.post(path, Some("cancel-missing"), "");
     assert_eq!(first.status, 404);
@@ -148,9 +142,7 @@ fn permanent_failure_is_stored_and_replayed(backend: Backend) {
 }
 
 fn rejected_requests_store_nothing(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let invalid = app.post(
         "/orders",
         Some("fix-me"),
@@ -170,9 +162,7 @@ fn rejected_requests_store_nothing(backend: Backend) {
 }
 
 fn cancel_with_a_key_replays_and_other_key_uses_conflict(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.create_order("o", ORDER);
     let path = format!("/orders/{}/cancel", order["id"].as_str().unwrap());
     let cancelled = app.post(&path, Some("c1"), "{}");

@@ -4,6 +4,7 @@
 mod client;
 mod cluster;
 mod helpers;
+mod pause;
 mod pg;
 mod raw;
 
@@ -21,6 +22,7 @@ mod payment_failures;
 mod payments;
 mod process;
 mod reaper;
+mod recovery;
 mod refunds;
 mod spec;
 mod stale;

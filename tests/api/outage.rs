@@ -35,11 +35,8 @@ fn assert_database_unavailable(reply: &crate::helpers::Reply) {
     assert_eq!(reply.header("retry-after"), Some("5"));
 }
 
-#[test]
-fn recovers_from_a_postgres_restart_without_being_restarted() {
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
+fn recovers_from_a_postgres_restart_without_being_restarted(_: crate::helpers::Backend) {
+    let cluster = Cluster::start();
     let app = app_on(&cluster);
     fill_pool(&app);
     cluster.restart(); // every pooled connection is dead now
@@ -67,11 +64,8 @@ fn recovers_from_a_postgres_restart_without_being_restarted() {
     assert_eq!(app.order_count(), 4 + 12, "one order per key");
 }
 
-#[test]
-fn answers_503_while_postgres_is_down_and_recovers_when_it_returns() {
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
+fn answers_503_while_postgres_is_down_and_recovers_when_it_returns(_: crate::helpers::Backend) {
+    let cluster = Cluster::start();
     let app = app_on(&cluster);
     fill_pool(&app);
     cluster.stop("fast");
@@ -97,3 +91,8 @@ fn answers_503_while_postgres_is_down_and_recovers_when_it_returns() {
     }
     assert_eq!(app.order_count(), 4 + 1 + 8, "one order per key");
 }
+
+crate::postgres_only!(
+    recovers_from_a_postgres_restart_without_being_restarted,
+    answers_503_while_postgres_is_down_and_recovers_when_it_returns,
+);

@@ -5,9 +5,7 @@
 use crate::helpers::{spawn_app, Backend};
 
 fn processor_down_is_retryable_and_charges_nothing(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(800);
     for _ in 0..2 {
         let down = app.pay("down", &order, "pm_card_processor_down");
@@ -44,9 +42,7 @@ fn processor_down_is_retryable_and_charges_nothing(backend: Backend) {
 }
 
 fn parked_payment_does_not_block_cancel(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(800);
     assert_eq!(
         app.pay("down", &order, "pm_card_processor_down").status,
@@ -62,9 +58,7 @@ fn parked_payment_does_not_block_cancel(backend: Backend) {
 }
 
 fn flaky_processor_succeeds_on_retry_with_the_same_payment(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(800);
     let first = app.pay("flaky", &order, "pm_card_flaky");
     assert_eq!(
@@ -90,9 +84,7 @@ fn flaky_processor_succeeds_on_retry_with_the_same_payment(backend: Backend) {
 }
 
 fn lost_answer_is_resumed_with_one_charge(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let order = app.order(4200);
     let lost = app.pay("timeout", &order, "pm_card_timeout");
     assert_eq!(
@@ -130,9 +122,7 @@ fn lost_answer_is_resumed_with_one_charge(backend: Backend) {
 fn crash_between_charge_and_settlement_is_resumed(backend: Backend) {
     // The process "dies" after the processor charged and before phase 3; a new process on
     // the same database resumes from `payment_created` with the same processor key.
-    let Some(app) = spawn_app_with_crash(backend) else {
-        return;
-    };
+    let app = spawn_app_with_crash(backend);
     let order = app.order(1234);
     let cut = app.pay("crash", &order, "pm_card_visa");
     assert_eq!(cut.status, 503, "{}", cut.text());
@@ -153,7 +143,7 @@ fn crash_between_charge_and_settlement_is_resumed(backend: Backend) {
     );
 }
 
-fn spawn_app_with_crash(backend: Backend) -> Option<crate::helpers::TestApp> {
+fn spawn_app_with_crash(backend: Backend) -> crate::helpers::TestApp {
     crate::helpers::spawn_app_with(backend, |c| c.faults.crash_after_processor_call = true)
 }
 

@@ -15,9 +15,9 @@ pub struct Server {
     pub client: Client,
 }
 
-/// Starts `idempay serve --demo` on `database_url` with a 2 s lease, a 1 s reaper
-/// interval and a 500 ms slow card unless `extra` sets them, and `extra` arguments;
-/// waits until it listens.
+/// Starts `idempay serve --demo` on `database_url` with a 2 s lease, a 500 ms slow card
+/// and no background reaper unless `extra` sets them, and `extra` arguments; waits until
+/// it listens. The caller's `IDEMPAY_*` and `DATABASE_URL` variables are not passed on.
 pub fn serve(database_url: &str, extra: &[&str]) -> Server {
     let mut args: Vec<&str> = vec![
         "serve",
@@ -30,14 +30,16 @@ pub fn serve(database_url: &str, extra: &[&str]) -> Server {
     for (flag, default) in [
         ("--lease-secs", "2"),
         ("--slow-processor-ms", "500"),
-        ("--reaper-interval-secs", "1"),
+        ("--reaper-interval-secs", "0"),
     ] {
         if !extra.contains(&flag) {
             args.extend([flag, default]);
         }
     }
     args.extend(extra);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_idempay"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_idempay"));
+    isolate(&mut command);
+    let mut child = command
         .args(args)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
@@ -60,6 +62,17 @@ pub fn serve(database_url: &str, extra: &[&str]) -> Server {
     let line = server.wait_for("idempay listening on ");
     server.client.base = line.trim_start_matches("idempay listening on ").to_owned();
     server
+}
+
+/// Removes the caller's settings from a child's environment: only what the test passes
+/// configures the server.
+fn isolate(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("IDEMPAY_") || name == "DATABASE_URL" {
+            command.env_remove(name.as_ref());
+        }
+    }
 }
 
 impl Server {
@@ -113,7 +126,9 @@ impl Drop for Server {
 
 /// Runs `idempay reap --once` on `database_url` with a 2 s lease; returns its summary line.
 pub fn reap_once(database_url: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_idempay"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_idempay"));
+    isolate(&mut command);
+    let out = command
         .args([
             "reap",
             "--once",

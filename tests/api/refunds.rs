@@ -1,6 +1,7 @@
 //! Refunds through HTTP: amounts, order status, every outcome, and their replays.
 
 use crate::helpers::{spawn_app, Backend, TestApp};
+use crate::pause::Pause;
 
 fn paid_order(app: &TestApp, amount: i64, method: &str) -> (String, String) {
     let order = app.order(amount);
@@ -13,9 +14,7 @@ fn paid_order(app: &TestApp, amount: i64, method: &str) -> (String, String) {
 }
 
 fn partial_then_full_refund(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let (order, payment) = paid_order(&app, 1000, "pm_card_visa");
     let path = format!("/payments/{payment}/refunds");
     let partial = app.post(
@@ -81,9 +80,7 @@ fn partial_then_full_refund(backend: Backend) {
 }
 
 fn refund_errors(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let missing = app.post(
         "/payments/pay_0000000000000000000000000000beef/refunds",
         Some("x"),
@@ -133,9 +130,7 @@ fn refund_errors(backend: Backend) {
 }
 
 fn flaky_and_lost_refunds_complete_on_retry(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     // A lost answer (unknown outcome) keeps its reservation until it is resolved.
     let (order, payment) = paid_order(&app, 600, "pm_card_timeout");
     let path = format!("/payments/{payment}/refunds");
@@ -177,9 +172,7 @@ fn flaky_and_lost_refunds_complete_on_retry(backend: Backend) {
 }
 
 fn parked_refund_gives_way_to_others(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let (_, payment) = paid_order(&app, 500, "pm_card_flaky");
     let path = format!("/payments/{payment}/refunds");
     assert_eq!(
@@ -207,23 +200,26 @@ fn parked_refund_gives_way_to_others(backend: Backend) {
 }
 
 fn refund_in_flight_gets_409_in_use(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
-    let (_, payment) = paid_order(&app, 900, "pm_card_slow");
+    let pause = Pause::at("before_refund");
+    let app = crate::helpers::spawn_app_with(backend, |c| pause.configure(c));
+    let (_, payment) = paid_order(&app, 900, "pm_card_visa");
     let path = format!("/payments/{payment}/refunds");
-    let replies: Vec<_> = std::thread::scope(|s| {
+    let done = std::thread::scope(|s| {
         let a = s.spawn(|| app.post(&path, Some("slow-refund"), "{}"));
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        let b = s.spawn(|| app.post(&path, Some("slow-refund"), "{}"));
-        [a, b].into_iter().map(|h| h.join().unwrap()).collect()
+        pause.wait_paused();
+        let waiting = app.post(&path, Some("slow-refund"), "{}");
+        assert_eq!(waiting.code(), "idempotency_key_in_use");
+        pause.release();
+        a.join().unwrap()
     });
-    let done: Vec<_> = replies.iter().filter(|r| r.status == 201).collect();
-    assert_eq!(done.len(), 1, "{replies:?}");
-    let waiting = replies.iter().find(|r| r.status != 201).unwrap();
-    assert_eq!(waiting.code(), "idempotency_key_in_use");
+    assert_eq!(
+        (done.status, done.replayed()),
+        (201, false),
+        "{}",
+        done.text()
+    );
     let replay = app.post(&path, Some("slow-refund"), "{}");
-    assert_eq!(replay.body, done[0].body);
+    assert_eq!(replay.body, done.body);
     assert_eq!(app.settled("refund"), 1);
 }
 

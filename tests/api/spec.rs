@@ -40,9 +40,7 @@ fn spec_operations_match_registered_routes(backend: Backend) {
     );
 
     // The live server answers every route, and 405 for the other methods on its paths.
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let paths: BTreeSet<&str> = registered.iter().map(|(_, p)| p.as_str()).collect();
     for path in paths {
         let concrete = path.replace("{id}", "ord_00000000000000000000000000000000");

@@ -1,54 +1,64 @@
 //! Stale executions: an execution whose lease was taken over must not write, and a late
 //! processor call it still makes must never lose or double money. Found by attacking the
-//! server (a double charge, an over-refund, a captured payment stored as failed); each
-//! test makes the first attempt call the processor late, after a retry took over.
+//! server (a double charge, an over-refund, a captured payment stored as failed). Each
+//! test freezes the first attempt right before its processor call, lets a retry take the
+//! lease over and finish, then releases the first attempt: its call now lands after its
+//! lease ended, and the processor must refuse it (the fencing deadline).
 
 use std::time::Duration;
 
-use crate::helpers::{eventually, spawn_app_with, Backend, TestApp};
+use crate::helpers::{eventually, spawn_app_with, Backend, Reply, TestApp};
+use crate::pause::Pause;
 
-/// A server whose first attempts stall 3 s before the processor call, with a 1 s lease.
-fn stalling_app(backend: Backend, reaper: bool) -> Option<TestApp> {
+/// A server with a 1 s lease whose first attempts freeze at `point` until released.
+fn stalling_app(backend: Backend, pause: &Pause, payment_ttl_secs: Option<u64>) -> TestApp {
     spawn_app_with(backend, |c| {
         c.lease_secs = 1;
         c.slow_processor_ms = 0;
-        if reaper {
-            // Keys expire soon, so the reaper closes the parked payment.
-            c.reaper_interval_secs = 1;
-            c.key_ttl_override = vec![("create_payment".into(), 2)];
+        if let Some(secs) = payment_ttl_secs {
+            c.key_ttl_override = vec![("create_payment".into(), secs)];
         }
-        c.faults.stall_before_processor_call = Some(Duration::from_secs(3));
+        pause.configure(c);
     })
 }
 
-/// Sends `post` once (the stalling first attempt, which times out), then retries it until
-/// a retry takes over and answers; waits for the stale attempt to be fenced off.
-fn stale_then_retry(
-    app: &TestApp,
-    post: impl Fn() -> crate::helpers::Reply + Sync,
-) -> crate::helpers::Reply {
-    let first = post();
-    assert_eq!(first.code(), "still_processing", "{}", first.text());
-    let retry = eventually(Duration::from_secs(20), || {
-        let reply = post();
-        (reply.status != 409).then_some(reply)
+/// Sends `post` (the first attempt, which freezes and times out), retries it until a
+/// retry takes over and answers, then releases the frozen attempt and waits until it
+/// has been fenced off (one more lost lease than before).
+fn stale_then_retry(app: &TestApp, pause: &Pause, post: impl Fn() -> Reply + Sync) -> Reply {
+    let lost_before = app.metric("idempay_leases_lost_total");
+    let retry = std::thread::scope(|s| {
+        let first = s.spawn(&post);
+        pause.wait_paused();
+        let retry = eventually(Duration::from_secs(20), || {
+            let reply = post();
+            (reply.status != 409).then_some(reply)
+        });
+        let first = first.join().unwrap();
+        assert_eq!(first.code(), "still_processing", "{}", first.text());
+        retry
     });
+    pause.release();
     eventually(Duration::from_secs(20), || {
-        (app.metric("idempay_leases_lost_total") >= 1).then_some(())
+        (app.metric("idempay_leases_lost_total") > lost_before).then_some(())
     });
     retry
 }
 
 fn stale_charge_after_a_park_is_completed_by_the_retry(backend: Backend) {
-    let Some(app) = stalling_app(backend, false) else {
-        return;
-    };
+    let pause = Pause::at("before_charge").first_attempt();
+    let app = stalling_app(backend, &pause, None);
     let order = app.order(1000);
     // The retry's call is the flaky card's first (unavailable → parked). The stale call
-    // comes after the stale execution's lease ended: the processor refuses it, unrecorded,
-    // and the stale execution writes nothing.
-    let retry = stale_then_retry(&app, || app.pay("k", &order, "pm_card_flaky"));
+    // lands after the stale execution's lease ended: the processor refuses it,
+    // unrecorded, and the stale execution writes nothing.
+    let retry = stale_then_retry(&app, &pause, || app.pay("k", &order, "pm_card_flaky"));
     assert_eq!(retry.code(), "processor_unavailable");
+    assert_eq!(
+        app.settled("charge"),
+        0,
+        "the late call was refused: no money moved"
+    );
     let listed = app.get(&format!("/payments?order_id={order}")).json();
     assert_eq!(
         listed["data"][0]["status"], "failed",
@@ -58,7 +68,7 @@ fn stale_charge_after_a_park_is_completed_by_the_retry(backend: Backend) {
         app.get(&format!("/orders/{order}")).json()["status"],
         "awaiting_payment"
     );
-    // The client's next retry reopens it; the processor answers with the charge it made.
+    // The client's next retry reopens it; the processor charges once.
     let done = app.pay("k", &order, "pm_card_flaky");
     assert_eq!(done.status, 201, "{}", done.text());
     assert_eq!(done.json()["status"], "succeeded");
@@ -70,52 +80,48 @@ fn stale_charge_after_a_park_is_completed_by_the_retry(backend: Backend) {
 }
 
 fn stale_call_cannot_charge_an_abandoned_payment(backend: Backend) {
-    let Some(app) = stalling_app(backend, true) else {
-        return;
-    };
+    let pause = Pause::at("before_charge").first_attempt();
+    let app = stalling_app(backend, &pause, Some(2));
     let order = app.order(1000);
-    let retry = stale_then_retry(&app, || app.pay("k", &order, "pm_card_flaky"));
-    if retry.status == 201 {
-        // The reaper took over first and the retry reopened the payment: paid once.
-        assert_eq!(app.settled("charge"), 1);
-        return;
-    }
+    let retry = stale_then_retry(&app, &pause, || app.pay("k", &order, "pm_card_flaky"));
     assert_eq!(retry.code(), "processor_unavailable");
-    // The client gives up. The late call was refused, so when the key expires the ledger
-    // shows no charge and the reaper abandons the parked payment.
+    assert_eq!(
+        app.settled("charge"),
+        0,
+        "the late call was refused: no money moved"
+    );
+    // The client gives up. When the key expires, the ledger shows no charge and the
+    // reaper abandons the parked payment (only the order's record is left).
     eventually(Duration::from_secs(30), || {
+        app.reap();
         (app.record_count() == 1).then_some(())
     });
     let listed = app.get(&format!("/payments?order_id={order}")).json();
     assert_eq!(listed["data"][0]["status"], "failed");
     assert_eq!(app.settled("charge"), 0, "no money moved");
-    // The order is payable: a new key pays it once (its first attempt stalls too).
-    let paid = eventually(Duration::from_secs(20), || {
-        let reply = app.pay("new", &order, "pm_card_visa");
-        (reply.status == 201).then_some(reply)
-    });
+    // The order is payable: a new key pays it once.
+    let paid = app.pay("new", &order, "pm_card_visa");
+    assert_eq!(paid.status, 201, "{}", paid.text());
     assert_eq!(paid.json()["status"], "succeeded");
     assert_eq!(app.settled("charge"), 1);
 }
 
 fn stale_refund_never_releases_another_reservation(backend: Backend) {
-    let Some(app) = stalling_app(backend, false) else {
-        return;
-    };
+    let pause = Pause::at("before_refund").first_attempt();
+    let app = stalling_app(backend, &pause, None);
     let order = app.order(1000);
-    // The payment's own first attempt stalls too; its retries get the final answer.
-    let paid = eventually(Duration::from_secs(20), || {
-        let reply = app.pay("p", &order, "pm_card_visa");
-        (reply.status == 201).then_some(reply)
-    });
+    let paid = app.pay("p", &order, "pm_card_visa");
+    assert_eq!(paid.status, 201, "{}", paid.text());
     let payment = paid.json()["id"].as_str().unwrap().to_owned();
     let path = format!("/payments/{payment}/refunds");
-    let retry = stale_then_retry(&app, || app.post(&path, Some("r"), r#"{"amount":600}"#));
-    assert_eq!(retry.status, 201, "{}", retry.text());
-    // Another refund may take the rest, and no more.
-    eventually(Duration::from_secs(20), || {
-        (app.post(&path, Some("rest"), r#"{"amount":400}"#).status == 201).then_some(())
+    let retry = stale_then_retry(&app, &pause, || {
+        app.post(&path, Some("r"), r#"{"amount":600}"#)
     });
+    assert_eq!(retry.status, 201, "{}", retry.text());
+    assert_eq!(app.settled("refund"), 1, "the late call moved nothing");
+    // Another refund may take the rest, and no more.
+    let rest = app.post(&path, Some("rest"), r#"{"amount":400}"#);
+    assert_eq!(rest.status, 201, "{}", rest.text());
     let over = app.post(&path, Some("over"), r#"{"amount":1}"#);
     assert_eq!(over.code(), "refund_exceeds_payment");
     assert_eq!(

@@ -20,9 +20,7 @@ fn metadata(pairs: usize, key_len: usize, value_len: usize) -> String {
 }
 
 fn order_limits_are_enforced(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     let accepted = [
         r#"{"amount":1,"currency":"EUR"}"#.to_owned(),
         r#"{"amount":1000000000000,"currency":"JPY"}"#.to_owned(),
@@ -100,9 +98,7 @@ fn order_limits_are_enforced(backend: Backend) {
 }
 
 fn ambiguous_and_malformed_json_is_400(backend: Backend) {
-    let Some(app) = spawn_app(backend) else {
-        return;
-    };
+    let app = spawn_app(backend);
     for (body, code) in [
         (
             r#"{"amount":1,"amount":2,"currency":"EUR"}"#,
