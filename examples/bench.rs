@@ -1,144 +1,142 @@
-//! Throughput benchmark: replays and new-key orders through HTTP, against the
-//! database's own ceiling for the same statements (the same store functions called
-//! directly, without HTTP or the engine around them). Prints rates and their ratio.
+//! Helpers of `scripts/bench.sh` (run it, not this), each a ceiling or a preparation:
 //!
-//!   cargo run --release --example bench                      # SQLite
-//!   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/idempay_bench \
-//!     cargo run --release --example bench                    # PostgreSQL (database recreated)
-//!
-//! Settings: BENCH_CLIENTS (default 16), BENCH_REQUESTS (default 4000).
+//!   bench trivial PORT WORKERS        a trivial actix-web route (GET / → "ok"): the HTTP
+//!                                     ceiling, measured with the same load generator
+//!   bench ceiling URL SECONDS         a new-key order through idempay's own store
+//!                                     functions (the statements the server runs for load
+//!                                     A), from ONE thread, no HTTP, no pool: orders/s
+//!   bench orders URL N                N orders awaiting payment for the demo merchant,
+//!                                     ids `ord_` + the number in 32 hex digits (load D)
+//!   bench fill URL N                  N finished idempotency records (the 1M-record run)
+//!   bench purge URL                   one reaper pass over expired records: records/s
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use diesel::connection::SimpleConnection;
 use idempay::config::Config;
 use idempay::db::{self, Target};
 use idempay::domain::order::NewOrder;
 use idempay::idempotency::record::{self, RequestIdentity};
-use idempay::startup::{build_state, Application};
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+fn connect(url: &str) -> db::DbConnection {
+    db::establish(&Target::parse(url).expect("a database URL")).expect("the database connects")
 }
 
-/// Runs `work(i)` for i in 0..n on `clients` threads; returns operations per second.
-fn rate(clients: usize, n: usize, work: impl Fn(usize) + Sync) -> f64 {
-    let next = AtomicUsize::new(0);
-    let start = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..clients {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= n {
-                    break;
-                }
-                work(i);
-            });
-        }
-    });
-    n as f64 / start.elapsed().as_secs_f64()
+fn is_postgres(url: &str) -> bool {
+    url.starts_with("postgres")
 }
 
-fn database_url() -> (String, Option<std::path::PathBuf>) {
-    match std::env::var("BENCH_DATABASE_URL") {
-        Ok(url) => {
-            let (admin, name) = url.rsplit_once('/').expect("URL names a database");
-            let mut conn = db::establish(&Target::parse(&format!("{admin}/postgres")).unwrap())
-                .expect("admin connects");
-            conn.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                .unwrap();
-            conn.batch_execute(&format!("CREATE DATABASE {name}"))
-                .unwrap();
-            (url, None)
-        }
-        Err(_) => {
-            let path =
-                std::env::temp_dir().join(format!("idempay-bench-{}.db", std::process::id()));
-            (format!("sqlite://{}", path.display()), Some(path))
-        }
+fn trivial(port: u16, workers: usize) {
+    use actix_web::{web, App, HttpResponse, HttpServer};
+    actix_web::rt::System::new().block_on(async move {
+        HttpServer::new(|| {
+            App::new().route(
+                "/",
+                web::get().to(|| async { HttpResponse::Ok().body("ok") }),
+            )
+        })
+        .workers(workers)
+        .bind(("127.0.0.1", port))
+        .expect("port free")
+        .run()
+        .await
+        .expect("server runs")
+    })
+}
+
+/// New-key orders on one connection for `seconds`: the claim, then the order and the
+/// record's completion, exactly as the server runs them.
+fn ceiling(url: &str, seconds: u64) {
+    let mut config = Config::for_database(url);
+    config.demo = true;
+    idempay::startup::build_state(config.clone()).expect("database prepared"); // migrates
+    let mut conn = connect(url);
+    let new = NewOrder::from_json(&serde_json::json!({"amount": 1999, "currency": "EUR"}))
+        .expect("valid");
+    let (lease, ttl) = (config.lease(), config.key_ttl("create_order"));
+    let run = uuid::Uuid::new_v4().simple().to_string();
+    let (started, mut n) = (Instant::now(), 0u64);
+    while started.elapsed() < Duration::from_secs(seconds) {
+        n += 1;
+        let request = RequestIdentity {
+            merchant_id: "mer_demo".into(),
+            key: format!("ceiling-{run}-{n}"),
+            method: "POST".into(),
+            path: "/orders".into(),
+            fingerprint: "f".repeat(64),
+        };
+        let lease = record::claim(&mut conn, &request, None, lease)
+            .expect("claim")
+            .expect("a new key");
+        idempay::orders::create(&mut conn, "mer_demo", &new, (&lease, ttl)).expect("order");
     }
+    println!("{:.0}", n as f64 / started.elapsed().as_secs_f64());
+}
+
+fn orders(url: &str, n: u64) {
+    let series = if is_postgres(url) {
+        format!(
+            "SELECT 'ord_' || lpad(to_hex(i), 32, '0') AS id, i FROM generate_series(1, {n}) AS i"
+        )
+    } else {
+        format!("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT printf('ord_%032x', i) AS id, i FROM s")
+    };
+    let sql = format!(
+        "INSERT INTO orders (id, merchant_id, amount, currency, status, amount_paid, amount_refunded, metadata, created_at, updated_at) \
+         SELECT id, 'mer_demo', 1999, 'EUR', 'awaiting_payment', 0, 0, '{{}}', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP FROM ({series}) AS g"
+    );
+    connect(url).batch_execute(&sql).expect("orders inserted");
+}
+
+fn fill(url: &str, n: u64) {
+    let series = if is_postgres(url) {
+        format!("SELECT i FROM generate_series(1, {n}) AS i")
+    } else {
+        format!("WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < {n}) SELECT i FROM s")
+    };
+    let sql = format!(
+        "INSERT INTO idempotency_records (id, merchant_id, idempotency_key, method, path, fingerprint, status, \
+         recovery_point, lock_token, locked_until, attempts, response_status, response_body, response_content_type, \
+         created_at, updated_at, expires_at) \
+         SELECT 'ikey_fill_' || i, 'mer_demo', 'fill-' || i, 'POST', '/orders', 'f', 'succeeded', 'started', 't', \
+         CURRENT_TIMESTAMP, 1, 201, X'7b7d', 'application/json', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, \
+         {expiry} FROM ({series}) AS g",
+        expiry = if is_postgres(url) { "CURRENT_TIMESTAMP + interval '1 day'" } else { "datetime('now', '+1 day')" },
+    );
+    connect(url).batch_execute(&sql).expect("records inserted");
+}
+
+/// Expires every filled record, then times one reaper pass deleting them.
+fn purge(url: &str) {
+    let past = if is_postgres(url) {
+        "CURRENT_TIMESTAMP - interval '1 day'"
+    } else {
+        "datetime('now', '-1 day')"
+    };
+    connect(url)
+        .batch_execute(&format!(
+            "UPDATE idempotency_records SET expires_at = {past} WHERE id LIKE 'ikey_fill_%'"
+        ))
+        .expect("records expired");
+    let mut config = Config::for_database(url);
+    config.reaper_interval_secs = 0;
+    let state = idempay::startup::build_state(config).expect("state");
+    let started = Instant::now();
+    let report = actix_web::rt::System::new().block_on(idempay::reaper::reap_once(&state));
+    let secs = started.elapsed().as_secs_f64();
+    println!("{} {:.0}", report.purged, report.purged as f64 / secs);
 }
 
 fn main() {
-    let (clients, n) = (env_or("BENCH_CLIENTS", 16), env_or("BENCH_REQUESTS", 4000));
-    let (url, file) = database_url();
-    let mut config = Config::for_database(&url);
-    config.demo = true;
-    config.reaper_interval_secs = 0;
-    config.database.pool_size = clients as u32;
-    let state = build_state(config.clone()).expect("database prepared");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        actix_web::rt::System::new().block_on(async move {
-            let app = Application::build(config).expect("server starts");
-            tx.send(app.port()).unwrap();
-            app.run().await.unwrap();
-        })
-    });
-    let base = format!("http://127.0.0.1:{}", rx.recv().unwrap());
-    let agent = ureq::AgentBuilder::new()
-        .max_idle_connections_per_host(clients)
-        .build();
-    let post = |key: &str, body: &str| {
-        let r = agent
-            .post(&format!("{base}/orders"))
-            .set("Authorization", "Bearer sk_test_demo")
-            .set("Content-Type", "application/json")
-            .set("Idempotency-Key", key)
-            .send_string(body);
-        assert!(matches!(r, Ok(ref r) if r.status() == 201), "{r:?}");
-    };
-    let body = r#"{"amount":1999,"currency":"EUR","metadata":{"cart":"c_1"}}"#;
-    let backend = if file.is_some() { "sqlite" } else { "postgres" };
-    println!("idempay bench: {backend}, {clients} clients, {n} operations per workload");
-
-    post("replayed-key", body);
-    let http_replay = rate(clients, n, |_| post("replayed-key", body));
-    let merchant = "mer_demo".to_owned();
-    let identity = |key: String| RequestIdentity {
-        merchant_id: merchant.clone(),
-        key,
-        method: "POST".into(),
-        path: "/orders".into(),
-        fingerprint: "f".repeat(64),
-    };
-    let db_replay = rate(clients, n, |_| {
-        state
-            .pool
-            .with_connection(|conn| Ok(record::find(conn, &merchant, "replayed-key")?))
-            .unwrap()
-            .expect("record exists");
-    });
-    println!(
-        "replay     http {http_replay:8.0}/s   database ceiling {db_replay:8.0}/s   ratio {:.2}",
-        http_replay / db_replay
-    );
-
-    let http_new = rate(clients, n, |i| post(&format!("new-{i}"), body));
-    let new = NewOrder::from_json(&serde_json::from_str(body).unwrap()).unwrap();
-    let ttl = chrono::TimeDelta::hours(24);
-    let db_new = rate(clients, n, |i| {
-        state
-            .pool
-            .with_connection(|conn| {
-                let identity = identity(format!("direct-{i}"));
-                let lease = record::claim(conn, &identity, None, chrono::TimeDelta::seconds(30))?
-                    .expect("a new key is claimed");
-                idempay::orders::create(conn, &merchant, &new, (&lease, ttl))
-            })
-            .unwrap();
-    });
-    println!(
-        "new key    http {http_new:8.0}/s   database ceiling {db_new:8.0}/s   ratio {:.2}",
-        http_new / db_new
-    );
-    if let Some(path) = file {
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).map(String::as_str).unwrap_or_default();
+    let number = |i: usize| arg(i).parse::<u64>().expect("a number");
+    match arg(0) {
+        "trivial" => trivial(number(1) as u16, number(2) as usize),
+        "ceiling" => ceiling(arg(1), number(2)),
+        "orders" => orders(arg(1), number(2)),
+        "fill" => fill(arg(1), number(2)),
+        "purge" => purge(arg(1)),
+        other => panic!("unknown command `{other}`; see the module docs"),
     }
 }

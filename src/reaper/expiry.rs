@@ -11,6 +11,7 @@ use crate::db::{self, DbConnection};
 use crate::error::ApiError;
 use crate::idempotency::record::{self, Record};
 use crate::idempotency::recovery::{self, Stuck};
+use crate::metrics::Metrics;
 use crate::processor::{Outcome, PaymentProcessor};
 use crate::refunds::REFUND_CREATED;
 use crate::state::AppState;
@@ -27,11 +28,12 @@ pub(super) async fn purge(state: &AppState, report: &mut Report) {
         {
             Ok(n) => {
                 report.purged += n as u64;
+                Metrics::add(&state.metrics.reaper_purged, n as u64);
                 if (n as i64) < batch {
                     break;
                 }
             }
-            Err(e) => return fail(report, "could not purge expired records", &e),
+            Err(e) => return fail(state, report, "could not purge expired records", &e),
         }
     }
     match db::run(&state.pool, move |conn| {
@@ -44,7 +46,7 @@ pub(super) async fn purge(state: &AppState, report: &mut Report) {
                 close(state, record, report).await;
             }
         }
-        Err(e) => fail(report, "could not read expired open records", &e),
+        Err(e) => fail(state, report, "could not read expired open records", &e),
     }
 }
 
@@ -61,7 +63,14 @@ async fn close(state: &AppState, record: Record, report: &mut Report) {
     let seen = record.clone();
     let key = match db::run(&state.pool, move |conn| processor_key(conn, &seen)).await {
         Ok(key) => key,
-        Err(e) => return fail(report, "could not read an expired payment or refund", &e),
+        Err(e) => {
+            return fail(
+                state,
+                report,
+                "could not read an expired payment or refund",
+                &e,
+            )
+        }
     };
     match state.processor.lookup(key).await {
         Ok(Some(Outcome::Succeeded)) => resume(state, record, report).await,
@@ -75,7 +84,7 @@ async fn resume(state: &AppState, record: Record, report: &mut Report) {
     // Only a late call of an execution that lost its lease can get here: money moved
     // after its payment or refund was parked. Complete it, and have an operator look.
     tracing::error!(record = %record.id, "reaper: an expired parked execution moved money; completing it");
-    crate::metrics::Metrics::add(&state.metrics.reaper_flagged, 1);
+    Metrics::add(&state.metrics.reaper_flagged, 1);
     let lease_len = state.config.lease();
     let endpoint = match record.recovery_point.as_str() {
         REFUND_CREATED => "create_refund",
@@ -88,7 +97,7 @@ async fn resume(state: &AppState, record: Record, report: &mut Report) {
     {
         Ok(Some(lease)) => recover(state, Stuck { lease, endpoint }, report).await,
         Ok(None) => {} // a client's retry got there first
-        Err(e) => fail(report, "could not take over an expired record", &e),
+        Err(e) => fail(state, report, "could not take over an expired record", &e),
     }
 }
 
@@ -101,8 +110,16 @@ async fn abandon(state: &AppState, record: Record, report: &mut Report) {
     })
     .await;
     match result {
-        Ok(true) => report.abandoned += 1,
+        Ok(true) => {
+            report.abandoned += 1;
+            Metrics::add(&state.metrics.reaper_purged, 1);
+        }
         Ok(false) => {}
-        Err(e) => fail(report, "could not abandon an expired payment or refund", &e),
+        Err(e) => fail(
+            state,
+            report,
+            "could not abandon an expired payment or refund",
+            &e,
+        ),
     }
 }

@@ -32,7 +32,7 @@ const MAX_BACKOFF: TimeDelta = TimeDelta::minutes(10);
 /// Executions after which a failing recovery is flagged for an operator.
 const FLAG_AFTER_ATTEMPTS: i32 = 5;
 
-/// What one pass did.
+/// What one pass did. The metrics count the same events as they happen.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Report {
     pub released: u64,
@@ -61,26 +61,23 @@ pub async fn reap_once(state: &AppState) -> Report {
                 None => break,
             },
             Err(e) => {
-                fail(&mut report, "could not claim stuck records", &e);
+                fail(state, &mut report, "could not claim stuck records", &e);
                 break;
             }
         }
     }
     expiry::purge(state, &mut report).await;
-    let m = &state.metrics;
-    Metrics::add(&m.reaper_passes, 1);
-    Metrics::add(&m.reaper_released, report.released);
-    Metrics::add(&m.reaper_recovered, report.recovered);
-    Metrics::add(&m.reaper_purged, report.purged + report.abandoned);
-    Metrics::add(&m.reaper_errors, report.errors);
+    Metrics::add(&state.metrics.reaper_passes, 1);
     if report != Report::default() {
         tracing::info!(?report, "reaper pass");
     }
     report
 }
 
-pub(crate) fn fail(report: &mut Report, what: &str, error: &ApiError) {
+/// Counts a failure of the pass (in its report and, at once, in the metrics).
+pub(crate) fn fail(state: &AppState, report: &mut Report, what: &str, error: &ApiError) {
     report.errors += 1;
+    Metrics::add(&state.metrics.reaper_errors, 1);
     tracing::warn!(error = %error, "reaper: {what}");
 }
 
@@ -97,8 +94,11 @@ pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report)
             })
             .await
             {
-                Ok(()) => report.released += 1,
-                Err(e) => fail(report, "could not release a stuck record", &e),
+                Ok(()) => {
+                    report.released += 1;
+                    Metrics::add(&state.metrics.reaper_released, 1);
+                }
+                Err(e) => fail(state, report, "could not release a stuck record", &e),
             }
             return;
         }
@@ -110,11 +110,12 @@ pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report)
     };
     let Err(error) = result else {
         report.recovered += 1;
+        Metrics::add(&state.metrics.reaper_recovered, 1);
         return;
     };
     let exponent = lease.attempts.clamp(0, 16) as u32;
     let backoff = (state.config.lease() * 2i32.pow(exponent)).min(MAX_BACKOFF);
-    fail(report, "recovery failed; backing off", &error);
+    fail(state, report, "recovery failed; backing off", &error);
     if lease.attempts >= FLAG_AFTER_ATTEMPTS {
         Metrics::add(&state.metrics.reaper_flagged, 1);
         tracing::error!(record = %lease.record_id, attempts = lease.attempts, error = %error,

@@ -125,6 +125,20 @@ pub fn eventually<T>(deadline: Duration, mut attempt: impl FnMut() -> Option<T>)
     }
 }
 
+/// Retries `post` as a client would until it gets an answer other than "wait" (409 in
+/// use, 503 still processing: a short lease leaves the handler well under a second).
+pub fn until_answered(post: impl Fn() -> Reply) -> Reply {
+    eventually(Duration::from_secs(20), || {
+        let reply = post();
+        let wait = matches!(reply.status, 409 | 503)
+            && matches!(
+                reply.code().as_str(),
+                "idempotency_key_in_use" | "still_processing"
+            );
+        (!wait).then_some(reply)
+    })
+}
+
 /// Declares each listed test twice: on SQLite, and on PostgreSQL (see [`postgres_only`]).
 #[macro_export]
 macro_rules! on_both_backends {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{eventually, spawn_app, spawn_app_with, Backend};
+use crate::helpers::{eventually, spawn_app, spawn_app_with, until_answered, Backend};
 use crate::pause::Pause;
 
 const ORDER: &str = r#"{"amount":700,"currency":"GBP"}"#;
@@ -54,10 +54,7 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
     std::thread::scope(|s| {
         let owner = s.spawn(|| app.post("/orders", Some("takeover"), ORDER));
         pause.wait_paused();
-        let winner = eventually(Duration::from_secs(20), || {
-            let reply = app.post("/orders", Some("takeover"), ORDER);
-            (reply.status != 409).then_some(reply)
-        });
+        let winner = until_answered(|| app.post("/orders", Some("takeover"), ORDER));
         assert_eq!(
             (winner.status, winner.replayed()),
             (201, false),

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::helpers::{eventually, spawn_app_with, Backend, Reply, TestApp};
+use crate::helpers::{eventually, spawn_app_with, until_answered, Backend, Reply, TestApp};
 use crate::pause::Pause;
 
 /// A server with a 1 s lease whose first attempts freeze at `point` until released.
@@ -30,10 +30,7 @@ fn stale_then_retry(app: &TestApp, pause: &Pause, post: impl Fn() -> Reply + Syn
     let retry = std::thread::scope(|s| {
         let first = s.spawn(&post);
         pause.wait_paused();
-        let retry = eventually(Duration::from_secs(20), || {
-            let reply = post();
-            (reply.status != 409).then_some(reply)
-        });
+        let retry = until_answered(&post);
         let first = first.join().unwrap();
         assert_eq!(first.code(), "still_processing", "{}", first.text());
         retry
@@ -69,7 +66,7 @@ fn stale_charge_after_a_park_is_completed_by_the_retry(backend: Backend) {
         "awaiting_payment"
     );
     // The client's next retry reopens it; the processor charges once.
-    let done = app.pay("k", &order, "pm_card_flaky");
+    let done = until_answered(|| app.pay("k", &order, "pm_card_flaky"));
     assert_eq!(done.status, 201, "{}", done.text());
     assert_eq!(done.json()["status"], "succeeded");
     assert_eq!(
@@ -100,7 +97,7 @@ fn stale_call_cannot_charge_an_abandoned_payment(backend: Backend) {
     assert_eq!(listed["data"][0]["status"], "failed");
     assert_eq!(app.settled("charge"), 0, "no money moved");
     // The order is payable: a new key pays it once.
-    let paid = app.pay("new", &order, "pm_card_visa");
+    let paid = until_answered(|| app.pay("new", &order, "pm_card_visa"));
     assert_eq!(paid.status, 201, "{}", paid.text());
     assert_eq!(paid.json()["status"], "succeeded");
     assert_eq!(app.settled("charge"), 1);
@@ -110,7 +107,7 @@ fn stale_refund_never_releases_another_reservation(backend: Backend) {
     let pause = Pause::at("before_refund").first_attempt();
     let app = stalling_app(backend, &pause, None);
     let order = app.order(1000);
-    let paid = app.pay("p", &order, "pm_card_visa");
+    let paid = until_answered(|| app.pay("p", &order, "pm_card_visa"));
     assert_eq!(paid.status, 201, "{}", paid.text());
     let payment = paid.json()["id"].as_str().unwrap().to_owned();
     let path = format!("/payments/{payment}/refunds");
@@ -120,9 +117,9 @@ fn stale_refund_never_releases_another_reservation(backend: Backend) {
     assert_eq!(retry.status, 201, "{}", retry.text());
     assert_eq!(app.settled("refund"), 1, "the late call moved nothing");
     // Another refund may take the rest, and no more.
-    let rest = app.post(&path, Some("rest"), r#"{"amount":400}"#);
+    let rest = until_answered(|| app.post(&path, Some("rest"), r#"{"amount":400}"#));
     assert_eq!(rest.status, 201, "{}", rest.text());
-    let over = app.post(&path, Some("over"), r#"{"amount":1}"#);
+    let over = until_answered(|| app.post(&path, Some("over"), r#"{"amount":1}"#));
     assert_eq!(over.code(), "refund_exceeds_payment");
     assert_eq!(
         app.get(&format!("/payments/{payment}")).json()["amount_refunded"],
