@@ -16,10 +16,12 @@ use diesel::connection::SimpleConnection;
 use idempay::config::Config;
 use idempay::db::{self, Target};
 use idempay::domain::order::NewOrder;
-use idempay::idempotency::record::{self, RequestIdentity};
+use idempay::idempotency::RequestIdentity;
 
+/// A connection for bulk work: statements may take minutes.
 fn connect(url: &str) -> db::DbConnection {
-    db::establish(&Target::parse(url).expect("a database URL")).expect("the database connects")
+    let target = Target::parse(url).expect("a database URL");
+    db::establish_with(&target, Duration::from_secs(600)).expect("the database connects")
 }
 
 fn is_postgres(url: &str) -> bool {
@@ -44,16 +46,16 @@ fn trivial(port: u16, workers: usize) {
     })
 }
 
-/// New-key orders on one connection for `seconds`: the claim, then the order and the
-/// record's completion, exactly as the server runs them.
+/// New-key orders on one connection for `seconds`: the order and its finished record in
+/// one transaction, exactly as the server runs them for a key it has not seen.
 fn ceiling(url: &str, seconds: u64) {
     let mut config = Config::for_database(url);
     config.demo = true;
-    idempay::startup::build_state(config.clone()).expect("database prepared"); // migrates
+    idempotency_ready(&config);
     let mut conn = connect(url);
-    let new = NewOrder::from_json(&serde_json::json!({"amount": 1999, "currency": "EUR"}))
-        .expect("valid");
-    let (lease, ttl) = (config.lease(), config.key_ttl("create_order"));
+    let body = serde_json::json!({"amount": 1999, "currency": "EUR", "metadata": {"cart": "c_1"}});
+    let new = NewOrder::from_json(&body).expect("valid");
+    let ttl = config.key_ttl("create_order");
     let run = uuid::Uuid::new_v4().simple().to_string();
     let (started, mut n) = (Instant::now(), 0u64);
     while started.elapsed() < Duration::from_secs(seconds) {
@@ -65,12 +67,15 @@ fn ceiling(url: &str, seconds: u64) {
             path: "/orders".into(),
             fingerprint: "f".repeat(64),
         };
-        let lease = record::claim(&mut conn, &request, None, lease)
-            .expect("claim")
-            .expect("a new key");
-        idempay::orders::create(&mut conn, "mer_demo", &new, (&lease, ttl)).expect("order");
+        let created = idempay::orders::create_fresh(&mut conn, &request, &new, ttl);
+        created.expect("order").expect("a new key");
     }
     println!("{:.0}", n as f64 / started.elapsed().as_secs_f64());
+}
+
+/// Migrates the database and creates the demo merchant.
+fn idempotency_ready(config: &Config) {
+    idempay::startup::build_state(config.clone()).expect("database prepared");
 }
 
 fn orders(url: &str, n: u64) {
@@ -99,8 +104,9 @@ fn fill(url: &str, n: u64) {
          recovery_point, lock_token, locked_until, attempts, response_status, response_body, response_content_type, \
          created_at, updated_at, expires_at) \
          SELECT 'ikey_fill_' || i, 'mer_demo', 'fill-' || i, 'POST', '/orders', 'f', 'succeeded', 'started', 't', \
-         CURRENT_TIMESTAMP, 1, 201, X'7b7d', 'application/json', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, \
+         CURRENT_TIMESTAMP, 1, 201, {body}, 'application/json', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, \
          {expiry} FROM ({series}) AS g",
+        body = if is_postgres(url) { "'\\x7b7d'::bytea" } else { "X'7b7d'" },
         expiry = if is_postgres(url) { "CURRENT_TIMESTAMP + interval '1 day'" } else { "datetime('now', '+1 day')" },
     );
     connect(url).batch_execute(&sql).expect("records inserted");

@@ -72,6 +72,7 @@ row() { # LABEL "rps p50 p99 errors" CEILING-LABEL CEILING
     local rps p50 p99 errors
     read -r rps p50 p99 errors <<<"$2"
     last_rps=$rps
+    echo "bench: $1: $2" >&2
     rows+=("| $1 | $(printf '%.0f' "$rps") | $p50 | $p99 | $errors | $(peak_rss) | $3 $(printf '%.0f' "${4:-0}") | $(ratio "$rps" "${4:-}") |")
 }
 
@@ -103,7 +104,7 @@ for backend in $BACKENDS; do
     row "$backend A new keys, 32 conns" "$(wrk_load 32 scripts/bench/new_order.lua "$base")" "$label" "$a32"
     empty_a32=$(printf '%.0f' "$last_rps")
     row "$backend B replays, 32 conns" "$(wrk_load 32 scripts/bench/replay.lua "$base")" "trivial route" "$trivial_rps"
-    [ -n "$b32" ] && rows+=("| $backend B's statement alone (pgbench, 32 clients) | $(printf '%.0f' "$b32") | | | | | | |")
+    [ -n "$b32" ] && rows+=("| $backend B's lookup on a cache miss, alone (pgbench, 32 clients) | $(printf '%.0f' "$b32") | | | | | | |")
     row "$backend C 90 % new, 10 % retries" "$(wrk_load 32 scripts/bench/mixed.lua "$base")" "$label" "$a32"
     "$helper" orders "$url" $((2 * BENCH_ORDERS_PER_THREAD))
     row "$backend D payments, 32 conns" "$(wrk_load 32 scripts/bench/pay.lua "$base")" "" ""

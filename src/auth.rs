@@ -74,7 +74,7 @@ async fn authenticate(
         return Ok(merchant);
     }
     let lookup = hash.clone();
-    let found = db::run(&state.pool, move |conn| {
+    let found = db::read(&state.pool, move |conn| {
         Ok(merchants::table
             .filter(merchants::api_key_hash.eq(lookup))
             .select((merchants::id, merchants::name))

@@ -112,6 +112,13 @@ pub struct Config {
     /// cancel_order, create_payment, create_refund), comma-separated.
     #[arg(long, env = "IDEMPAY_KEY_TTL_OVERRIDES", value_delimiter = ',', value_parser = parse_ttl_override)]
     pub key_ttl_override: Vec<(String, u64)>,
+    /// Finished keys whose responses are kept in memory for replays without a database
+    /// round trip (0: no replay cache).
+    #[arg(long, env = "IDEMPAY_REPLAY_CACHE_ENTRIES", default_value_t = 10_000)]
+    pub replay_cache_entries: usize,
+    /// Most bytes of keys and responses the replay cache holds.
+    #[arg(long, env = "IDEMPAY_REPLAY_CACHE_BYTES", default_value_t = 8 << 20)]
+    pub replay_cache_bytes: usize,
     /// Milliseconds the simulated processor takes for every call.
     #[arg(long, env = "IDEMPAY_PROCESSOR_LATENCY_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub processor_latency_ms: u64,

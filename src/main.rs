@@ -8,7 +8,7 @@ use idempay::startup::Application;
 use idempay::{db, merchants, telemetry};
 
 fn main() -> ExitCode {
-    telemetry::init();
+    let _logs = telemetry::init();
     let result = match Cli::parse().command {
         Command::Serve(config) => serve(config),
         Command::Reap { once, config } => reap(once, config),

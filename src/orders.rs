@@ -12,7 +12,8 @@ use crate::domain::order::{status, NewOrder, Order};
 use crate::domain::payment::status::PROCESSING;
 use crate::error::ApiError;
 use crate::idempotency::finish::finish;
-use crate::idempotency::{Lease, StoredResponse};
+use crate::idempotency::record;
+use crate::idempotency::{Lease, RequestIdentity, StoredResponse};
 
 /// The lease a keyed request executes under, and how long its record is kept.
 pub type Keyed<'a> = Option<(&'a Lease, TimeDelta)>;
@@ -32,7 +33,50 @@ pub fn json_response<T: serde::Serialize>(
     }
 }
 
-/// Creates an order awaiting payment → 201 with `Location: /orders/{id}`.
+/// Creates an order for a key seen for the first time → 201 with `Location`: the order
+/// and its idempotency record, already finished with that response, commit in ONE
+/// transaction. The record's unique index on (merchant, key) is the claim: nothing of
+/// the execution is visible before it is complete, so no lease is needed, and a
+/// concurrent duplicate waits on the index, then sees the finished record. `None` when
+/// the key has a record already: nothing was written, and the engine decides as usual.
+pub fn create_fresh(
+    conn: &mut DbConnection,
+    request: &RequestIdentity,
+    new: &NewOrder,
+    ttl: TimeDelta,
+) -> Result<Option<StoredResponse>, ApiError> {
+    let created = db::write_transaction(conn, |conn| {
+        let id = ids::new_id(ids::ORDER);
+        let now = rows::insert_now(conn, &id, &request.merchant_id, new)?;
+        let view = OrderRow::new(id.clone(), &request.merchant_id, new, now).view();
+        let response = json_response(StatusCode::CREATED, &view, Some(format!("/orders/{id}")));
+        match record::insert_finished(conn, request, &response, &id, now, ttl)? {
+            true => Ok(response),
+            false => Err(Fresh::KeyTaken),
+        }
+    });
+    match created {
+        Ok(response) => Ok(Some(response)),
+        Err(Fresh::KeyTaken) => Ok(None),
+        Err(Fresh::Failed(e)) => Err(e),
+    }
+}
+
+/// Why [`create_fresh`] rolled back.
+enum Fresh {
+    /// The key has a record already.
+    KeyTaken,
+    Failed(ApiError),
+}
+
+impl From<diesel::result::Error> for Fresh {
+    fn from(e: diesel::result::Error) -> Self {
+        Self::Failed(e.into())
+    }
+}
+
+/// Creates an order under a lease (a key taken over, or expired and claimed again)
+/// → 201 with `Location: /orders/{id}`.
 pub fn create(
     conn: &mut DbConnection,
     merchant_id: &str,

@@ -10,6 +10,7 @@ use actix_web::{web, App, HttpServer};
 
 use crate::config::Config;
 use crate::db::{self, DbPool};
+use crate::idempotency::replay_cache::ReplayCache;
 use crate::processor::simulator::Simulator;
 use crate::state::AppState;
 use crate::{drain, merchants, reaper, routes, telemetry};
@@ -71,12 +72,14 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
         Duration::from_millis(config.processor_latency_ms),
         Duration::from_millis(config.slow_processor_ms),
     ));
+    let replays = ReplayCache::new(config.replay_cache_entries, config.replay_cache_bytes);
     Ok(AppState {
         pool,
         config: Arc::new(config),
         merchants: Default::default(),
         processor,
         metrics: Default::default(),
+        replays: Arc::new(replays),
         drain: Default::default(),
     })
 }

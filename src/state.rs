@@ -7,6 +7,7 @@ use crate::auth::MerchantCache;
 use crate::config::Config;
 use crate::db::DbPool;
 use crate::drain::Drain;
+use crate::idempotency::replay_cache::ReplayCache;
 use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
 
@@ -20,6 +21,8 @@ pub struct AppState {
     pub processor: Arc<Simulator>,
     /// Counters for `GET /metrics`.
     pub metrics: Arc<Metrics>,
+    /// Finished records' responses, for replays without a database round trip.
+    pub replays: Arc<ReplayCache>,
     /// Whether the instance is draining, and what it waits for.
     pub drain: Arc<Drain>,
 }

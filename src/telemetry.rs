@@ -10,15 +10,29 @@ use tracing::Instrument;
 /// The request-id header, echoed on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Installs the tracing subscriber; `RUST_LOG` filters (default `info`).
-pub fn init() {
+/// Keeps the log writer's thread running; dropping it flushes what is queued.
+pub struct LogGuard {
+    _writer: Option<tracing_appender::non_blocking::WorkerGuard>,
+}
+
+/// Installs the tracing subscriber; `RUST_LOG` filters (default `info`). Lines go to
+/// standard error through a background thread (`tracing-appender`), so a request never
+/// waits on the write; none is dropped (a full queue makes the logger wait instead).
+/// Keep the returned guard alive until exit.
+pub fn init() -> LogGuard {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(false)
+        .finish(std::io::stderr());
+    let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
+    LogGuard {
+        _writer: installed.is_ok().then_some(guard),
+    }
 }
 
 fn request_id(req: &ServiceRequest) -> String {

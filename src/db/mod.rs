@@ -5,20 +5,20 @@
 //! Our own [`ConnectionManager`] connects to exactly that backend, so a failure reports
 //! libpq's or SQLite's real message instead of diesel's generic multi-connection error.
 
+mod clock;
 pub mod orders;
 pub mod payments;
 mod pool;
 pub mod refunds;
 pub mod schema;
 
-pub use pool::{build_pool, ping, run, ConnectionManager, DbPool};
+pub use clock::{now, to_micros, DbNow, PG_NOW};
+pub use pool::{build_pool, ping, read, run, ConnectionManager, DbPool};
 
 use std::time::Duration;
 
-use chrono::{DurationRound, NaiveDateTime, TimeDelta, Utc};
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
 use diesel::prelude::*;
-use diesel::sql_types::Timestamp;
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
 
 /// A connection to either backend; queries written once against it run on both.
@@ -164,25 +164,4 @@ where
             Err(e)
         }
     }
-}
-
-/// The database's clock in UTC, to the microsecond: every lease and expiry is computed
-/// and compared against it, so instances with skewed clocks still agree. (SQLite is a
-/// local file, so its clock is this machine's.)
-pub fn now(conn: &mut DbConnection) -> QueryResult<NaiveDateTime> {
-    let now = match conn {
-        DbConnection::Postgresql(_) => {
-            diesel::select(diesel::dsl::sql::<Timestamp>(PG_NOW)).get_result(conn)?
-        }
-        DbConnection::Sqlite(_) => Utc::now().naive_utc(),
-    };
-    Ok(to_micros(now))
-}
-
-/// PostgreSQL's clock in UTC, as a SQL expression of type `timestamp`.
-pub const PG_NOW: &str = "CAST(clock_timestamp() AT TIME ZONE 'UTC' AS timestamp)";
-
-/// A timestamp truncated to microseconds, the precision both backends keep.
-pub fn to_micros(at: NaiveDateTime) -> NaiveDateTime {
-    at.duration_trunc(TimeDelta::microseconds(1)).unwrap_or(at)
 }

@@ -4,7 +4,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use super::schema::orders;
-use super::DbConnection;
+use super::{DbConnection, DbNow};
 use crate::domain::order::{NewOrder, Order};
 
 /// An order as stored.
@@ -66,6 +66,35 @@ pub fn insert(conn: &mut DbConnection, row: &OrderRow) -> QueryResult<()> {
         .values(row.clone())
         .execute(conn)
         .map(drop)
+}
+
+/// Inserts a new order awaiting payment, stamped with the database's clock inside the
+/// statement; returns that instant (its `created_at`).
+pub fn insert_now(
+    conn: &mut DbConnection,
+    id: &str,
+    merchant_id: &str,
+    new: &NewOrder,
+) -> QueryResult<NaiveDateTime> {
+    let now = DbNow::now();
+    let metadata = serde_json::Value::Object(new.metadata.clone()).to_string();
+    let row = (
+        orders::id.eq(id),
+        orders::merchant_id.eq(merchant_id),
+        orders::amount.eq(new.amount),
+        orders::currency.eq(&new.currency),
+        orders::status.eq(crate::domain::order::status::AWAITING_PAYMENT),
+        orders::amount_paid.eq(0),
+        orders::amount_refunded.eq(0),
+        orders::description.eq(&new.description),
+        orders::metadata.eq(&metadata),
+        orders::created_at.eq(now),
+        orders::updated_at.eq(now),
+    );
+    crate::per_backend!(conn, |c| diesel::insert_into(orders::table)
+        .values(row)
+        .returning(orders::created_at)
+        .get_result(c))
 }
 
 /// The merchant's order `id`, if it exists.

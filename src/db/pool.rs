@@ -24,11 +24,18 @@ use diesel::ConnectionError;
 use super::{establish_with, DbConnection, Target};
 use crate::error::ApiError;
 
-/// The shared connection pool: r2d2's, with the health record its rules need.
+/// The shared connection pool: r2d2's, with the health record its rules need, and on
+/// SQLite the in-process writer lock.
 #[derive(Clone)]
 pub struct DbPool {
     pool: Pool<ConnectionManager>,
     health: Arc<Health>,
+    /// SQLite allows one writer at a time. Work that may write takes this lock first,
+    /// waiting for it as for a pooled connection (the pool timeout: it is the pool's one
+    /// write connection), so writers queue here, in process and (eventually) fairly,
+    /// instead of sleeping in SQLite's busy handler; readers (WAL) never wait for it.
+    /// `None` on PostgreSQL.
+    writer: Option<Arc<parking_lot::Mutex<()>>>,
 }
 
 /// What the pool knows about its connections' health.
@@ -112,6 +119,7 @@ pub fn build_pool(
     statement_timeout: Duration,
 ) -> DbPool {
     let health = Arc::new(Health::default());
+    let writer = matches!(target, Target::Sqlite(_)).then(Default::default);
     let manager = ConnectionManager {
         target,
         statement_timeout,
@@ -123,7 +131,11 @@ pub fn build_pool(
         .connection_timeout(checkout_timeout)
         .test_on_check_out(false)
         .build_unchecked(manager);
-    DbPool { pool, health }
+    DbPool {
+        pool,
+        health,
+        writer,
+    }
 }
 
 impl DbPool {
@@ -148,9 +160,27 @@ impl DbPool {
         ))
     }
 
-    /// Runs `f` on a checked-out connection, on the calling (blocking) thread; a
-    /// database error has its connection tested before it is reused (rule 1).
+    /// Runs `f`, which may write, on a checked-out connection, on the calling
+    /// (blocking) thread: on SQLite after taking the writer lock. A database error has
+    /// its connection tested before it is reused (rule 1).
     pub fn with_connection<T>(
+        &self,
+        f: impl FnOnce(&mut DbConnection) -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
+        let _writing = match &self.writer {
+            Some(lock) => Some(
+                lock.try_lock_for(self.pool.connection_timeout())
+                    .ok_or_else(|| {
+                        ApiError::Database("the database is busy with other writes".into())
+                    })?,
+            ),
+            None => None,
+        };
+        self.reading(f)
+    }
+
+    /// Runs `f`, which only reads, on a checked-out connection (never waits for writers).
+    pub fn reading<T>(
         &self,
         f: impl FnOnce(&mut DbConnection) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
@@ -176,6 +206,22 @@ where
     actix_web::web::block(move || {
         let _entered = span.enter();
         pool.with_connection(f)
+    })
+    .await
+    .map_err(|e| ApiError::Database(format!("blocking task failed: {e}")))?
+}
+
+/// Like [`run`], for work that only reads: on SQLite it does not queue behind writers.
+pub async fn read<T, F>(pool: &DbPool, f: F) -> Result<T, ApiError>
+where
+    F: FnOnce(&mut DbConnection) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    let pool = pool.clone();
+    let span = tracing::Span::current();
+    actix_web::web::block(move || {
+        let _entered = span.enter();
+        pool.reading(f)
     })
     .await
     .map_err(|e| ApiError::Database(format!("blocking task failed: {e}")))?

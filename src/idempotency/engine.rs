@@ -10,8 +10,10 @@ use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use chrono::TimeDelta;
 
+use super::decide::{decide, Decision};
 use super::finish::{finish, release_lease, release_retryable};
-use super::record::{self, status, Lease, RequestIdentity, StoredResponse};
+use super::record::{Lease, RequestIdentity, StoredResponse};
+use super::replay_cache::Cached;
 use crate::db::{self, DbConnection, DbPool};
 use crate::error::{ApiError, ErrorClass, PROBLEM_JSON};
 use crate::metrics::Metrics;
@@ -19,72 +21,6 @@ use crate::state::AppState;
 
 /// The response header that marks a replay.
 pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
-
-/// What to do with a request, decided from its record.
-#[derive(Debug)]
-pub enum Decision {
-    /// The key finished earlier with this response.
-    Replay(StoredResponse),
-    /// We hold the lease: execute (from `lease.recovery_point`).
-    Execute(Lease),
-}
-
-/// Decides a keyed request from its record: one indexed read when the key is known,
-/// a claim (write) only on a miss. Errors: 409 `idempotency_key_reused` when the
-/// fingerprint differs, 409 `idempotency_key_in_use` while another lease is valid.
-pub fn decide(
-    conn: &mut DbConnection,
-    request: &RequestIdentity,
-    lease: TimeDelta,
-) -> Result<Decision, ApiError> {
-    // A claim or takeover loses only to a concurrent request; the next read sees it.
-    for _ in 0..3 {
-        let (live, expired) = match record::lookup(conn, &request.merchant_id, &request.key)? {
-            Some((r, now)) if r.is_expired(now) => (None, Some(r.id)),
-            other => (other, None),
-        };
-        let Some((r, now)) = live else {
-            if let Some(lease) = record::claim(conn, request, expired.as_deref(), lease)? {
-                return Ok(Decision::Execute(lease));
-            }
-            continue;
-        };
-        if r.fingerprint != request.fingerprint {
-            return Err(ApiError::KeyReused);
-        }
-        match r.status.as_str() {
-            status::SUCCEEDED | status::FAILED => return Ok(Decision::Replay(stored_response(r)?)),
-            status::PROCESSING if r.locked_until > now => {
-                let left = (r.locked_until - now).num_milliseconds().max(0) as u64;
-                let retry_after_secs = left.div_ceil(1000).clamp(1, 2);
-                return Err(ApiError::KeyInUse { retry_after_secs });
-            }
-            _ => {
-                if let Some(lease) = record::take_over(conn, &r, lease)? {
-                    return Ok(Decision::Execute(lease));
-                }
-            }
-        }
-    }
-    Err(ApiError::KeyInUse {
-        retry_after_secs: 1,
-    })
-}
-
-fn stored_response(r: record::Record) -> Result<StoredResponse, ApiError> {
-    match (r.response_status, r.response_body, r.response_content_type) {
-        (Some(status), Some(body), Some(content_type)) => Ok(StoredResponse {
-            status: u16::try_from(status).unwrap_or(500),
-            body,
-            content_type,
-            location: r.response_location,
-        }),
-        _ => Err(ApiError::Database(format!(
-            "finished record {} has no stored response",
-            r.id
-        ))),
-    }
-}
 
 /// Runs a keyed request under the protocol. `work` executes with the lease and must
 /// finish the record itself (in the transaction that makes its response true) and
@@ -102,24 +38,33 @@ where
     Fut: Future<Output = Result<StoredResponse, ApiError>> + 'static,
 {
     let started = std::time::Instant::now();
+    if let Some(cached) = replay_from_cache(state, &request) {
+        return cached;
+    }
     let lease_len = state.config.lease();
     // Held by the detached execution: a drain waits for it. Refused (nothing claimed
     // yet, so nothing to undo) once the drain has started.
     let guard = state.drain.enter().ok_or(ApiError::ShuttingDown)?;
-    let decision = db::run(&state.pool, move |conn| decide(conn, &request, lease_len)).await?;
+    let identity = request.clone();
+    let decision = db::run(&state.pool, move |conn| decide(conn, &identity, lease_len)).await?;
     let lease = match decision {
-        Decision::Replay(stored) => return Ok(respond(stored, true)),
+        Decision::Replay(stored, remaining) => {
+            state.replays.put(&request, &stored, remaining);
+            return Ok(respond(stored, true));
+        }
         Decision::Execute(lease) => lease,
     };
     let (pool, metrics) = (state.pool.clone(), state.metrics.clone());
-    let faults = state.config.faults.clone();
+    let (faults, replays) = (state.config.faults.clone(), state.replays.clone());
     // Detached: a client that hangs up drops this handler, never the execution.
     let execution = actix_web::rt::spawn(async move {
         let _guard = guard;
         faults.pause_at("claimed", lease.attempts).await;
         let outcome = work(lease.clone()).await;
-        if let Err(error) = &outcome {
-            settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await;
+        match &outcome {
+            // `work` finished the record with this response: replays may use it.
+            Ok(stored) => replays.put(&request, stored, ttl.to_std().unwrap_or_default()),
+            Err(error) => settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await,
         }
         outcome
     });
@@ -135,6 +80,52 @@ where
         .map_err(|_| ApiError::StillProcessing)?
         .map_err(|e| ApiError::Database(format!("execution task failed: {e}")))??;
     Ok(respond(stored, false))
+}
+
+/// Runs a keyed request whose whole effect is one database transaction (creating an
+/// order). A cached replay answers at once. Otherwise `fresh` runs in one blocking
+/// task: for a key seen for the first time it commits the effect together with its
+/// finished record (the record's unique index is the claim) and returns the response;
+/// for a key that has a record it writes nothing and returns `None`, and the request
+/// goes through [`execute`] with `work`, as every other keyed request.
+pub async fn execute_atomic<F, W, Fut>(
+    state: &AppState,
+    request: RequestIdentity,
+    ttl: TimeDelta,
+    fresh: F,
+    work: W,
+) -> Result<HttpResponse, ApiError>
+where
+    F: FnOnce(&mut DbConnection, &RequestIdentity) -> Result<Option<StoredResponse>, ApiError>
+        + Send
+        + 'static,
+    W: FnOnce(Lease) -> Fut + Send + 'static,
+    Fut: Future<Output = Result<StoredResponse, ApiError>> + 'static,
+{
+    if let Some(cached) = replay_from_cache(state, &request) {
+        return cached;
+    }
+    let identity = request.clone();
+    let created = db::run(&state.pool, move |conn| fresh(conn, &identity)).await?;
+    let Some(stored) = created else {
+        return execute(state, request, ttl, work).await;
+    };
+    state
+        .replays
+        .put(&request, &stored, ttl.to_std().unwrap_or_default());
+    Ok(respond(stored, false))
+}
+
+/// The answer for `request` from the replay cache, if it has one: a replay, or 409
+/// `idempotency_key_reused` for another request under a finished key.
+pub fn replay_from_cache(
+    state: &AppState,
+    request: &RequestIdentity,
+) -> Option<Result<HttpResponse, ApiError>> {
+    Some(match state.replays.get(request)? {
+        Cached::Replay(stored) => Ok(respond(stored, true)),
+        Cached::Reused => Err(ApiError::KeyReused),
+    })
 }
 
 /// Records a failed execution's outcome by its class: permanent → stored for replay;

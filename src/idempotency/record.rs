@@ -8,7 +8,7 @@ use chrono::{NaiveDateTime, TimeDelta};
 use diesel::prelude::*;
 
 use crate::db::schema::idempotency_records as records;
-use crate::db::{self, DbConnection};
+use crate::db::{self, DbConnection, DbNow};
 
 /// The lifecycle of a record (DESIGN §2).
 pub mod status {
@@ -120,54 +120,114 @@ fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
-/// Claims `(merchant, key)` with a new `processing` record: `INSERT … ON CONFLICT DO
-/// NOTHING`, after deleting `expired` (an expired record we saw) if it is still expired.
-/// `None` when another request holds the key.
+/// Claims `(merchant, key)` with a new `processing` record: one `INSERT … ON CONFLICT DO
+/// NOTHING` whose times come from the database's clock inside the statement, after
+/// deleting `expired` (an expired record we saw) if it is still expired. `None` when
+/// another request holds the key.
 pub fn claim(
     conn: &mut DbConnection,
     request: &RequestIdentity,
     expired: Option<&str>,
     lease: TimeDelta,
 ) -> QueryResult<Option<Lease>> {
+    let Some(expired_id) = expired else {
+        return insert_claim(conn, request, lease);
+    };
     db::write_transaction(conn, |conn| {
         let now = db::now(conn)?;
-        if let Some(expired_id) = expired {
-            diesel::delete(records::table)
-                .filter(records::id.eq(expired_id))
-                .filter(records::status.ne(status::PROCESSING))
-                .filter(records::expires_at.le(now))
-                .execute(conn)?;
-        }
-        let id = format!("ikey_{}", uuid::Uuid::now_v7().simple());
-        let token = new_token();
-        let row = (
-            records::id.eq(&id),
+        diesel::delete(records::table)
+            .filter(records::id.eq(expired_id))
+            .filter(records::status.ne(status::PROCESSING))
+            .filter(records::expires_at.le(now))
+            .execute(conn)?;
+        insert_claim(conn, request, lease)
+    })
+}
+
+fn insert_claim(
+    conn: &mut DbConnection,
+    request: &RequestIdentity,
+    lease: TimeDelta,
+) -> QueryResult<Option<Lease>> {
+    let id = format!("ikey_{}", uuid::Uuid::now_v7().simple());
+    let token = new_token();
+    let now = DbNow::now();
+    let row = (
+        records::id.eq(&id),
+        records::merchant_id.eq(&request.merchant_id),
+        records::idempotency_key.eq(&request.key),
+        records::method.eq(&request.method),
+        records::path.eq(&request.path),
+        records::fingerprint.eq(&request.fingerprint),
+        records::status.eq(status::PROCESSING),
+        records::recovery_point.eq(STARTED),
+        records::lock_token.eq(&token),
+        records::locked_until.eq(DbNow::plus(lease)),
+        records::attempts.eq(1),
+        records::created_at.eq(now),
+        records::updated_at.eq(now),
+    );
+    let inserted = crate::per_backend!(conn, |c| diesel::insert_into(records::table)
+        .values(row)
+        .on_conflict((records::merchant_id, records::idempotency_key))
+        .do_nothing()
+        .execute(c))?;
+    Ok((inserted == 1).then(|| Lease {
+        record_id: id,
+        lock_token: token,
+        recovery_point: STARTED.to_owned(),
+        attempts: 1,
+        resource_id: None,
+    }))
+}
+
+/// Inserts the record of a key seen for the first time, already finished with
+/// `response` for `resource_id` at `now` (the database's clock), expiring `ttl` later:
+/// for work that commits in the same transaction, so no lease is ever needed (see
+/// `orders::create_fresh`). `false` when the key has a record already.
+pub fn insert_finished(
+    conn: &mut DbConnection,
+    request: &RequestIdentity,
+    response: &StoredResponse,
+    resource_id: &str,
+    now: NaiveDateTime,
+    ttl: TimeDelta,
+) -> QueryResult<bool> {
+    let final_status = match response.status {
+        200..=299 => status::SUCCEEDED,
+        _ => status::FAILED,
+    };
+    let row = (
+        (
+            records::id.eq(format!("ikey_{}", uuid::Uuid::now_v7().simple())),
             records::merchant_id.eq(&request.merchant_id),
             records::idempotency_key.eq(&request.key),
             records::method.eq(&request.method),
             records::path.eq(&request.path),
             records::fingerprint.eq(&request.fingerprint),
-            records::status.eq(status::PROCESSING),
+            records::status.eq(final_status),
             records::recovery_point.eq(STARTED),
-            records::lock_token.eq(&token),
-            records::locked_until.eq(now + lease),
+            records::lock_token.eq(new_token()),
+            records::locked_until.eq(now),
+        ),
+        (
             records::attempts.eq(1),
+            records::response_status.eq(i32::from(response.status)),
+            records::response_body.eq(&response.body),
+            records::response_content_type.eq(&response.content_type),
+            records::response_location.eq(&response.location),
+            records::resource_id.eq(resource_id),
             records::created_at.eq(now),
             records::updated_at.eq(now),
-        );
-        let inserted = crate::per_backend!(conn, |c| diesel::insert_into(records::table)
-            .values(row)
-            .on_conflict((records::merchant_id, records::idempotency_key))
-            .do_nothing()
-            .execute(c))?;
-        Ok((inserted == 1).then(|| Lease {
-            record_id: id,
-            lock_token: token,
-            recovery_point: STARTED.to_owned(),
-            attempts: 1,
-            resource_id: None,
-        }))
-    })
+            records::expires_at.eq(now + ttl),
+        ),
+    );
+    let inserted = crate::per_backend!(conn, |c| diesel::insert_into(records::table)
+        .values(row)
+        .on_conflict((records::merchant_id, records::idempotency_key))
+        .do_nothing()
+        .execute(c))?;
+    Ok(inserted == 1)
 }
 
 /// Takes over a record whose owner died (lease expired) or that failed retryably:

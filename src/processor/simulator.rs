@@ -80,7 +80,7 @@ impl PaymentProcessor for Simulator {
     }
 
     async fn lookup(&self, processor_key: String) -> Result<Option<Outcome>, ProcessorError> {
-        let found = db::run(&self.pool, move |conn| {
+        let found = db::read(&self.pool, move |conn| {
             let row: Option<(String, Option<String>)> = ops::table
                 .find(&processor_key)
                 .select((ops::status, ops::decline_code))

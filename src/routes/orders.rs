@@ -27,12 +27,19 @@ pub async fn create(
     let new = NewOrder::from_json(&json)?;
     let request = identity(&merchant, key, &req, Some(&json));
     let (pool, ttl) = (state.pool.clone(), state.config.key_ttl("create_order"));
-    idempotency::execute(&state, request, ttl, move |lease| async move {
-        db::run(&pool, move |conn| {
-            orders::create(conn, &merchant.id, &new, (&lease, ttl))
-        })
-        .await
-    })
+    let fresh_order = new.clone();
+    idempotency::execute_atomic(
+        &state,
+        request,
+        ttl,
+        move |conn, request| orders::create_fresh(conn, request, &fresh_order, ttl),
+        move |lease| async move {
+            db::run(&pool, move |conn| {
+                orders::create(conn, &merchant.id, &new, (&lease, ttl))
+            })
+            .await
+        },
+    )
     .await
 }
 
@@ -75,7 +82,7 @@ pub async fn get(
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
-    let order = db::run(&state.pool, move |conn| {
+    let order = db::read(&state.pool, move |conn| {
         orders::find(conn, &merchant.id, &id)
     })
     .await?;
@@ -90,7 +97,7 @@ pub async fn list(
 ) -> Result<HttpResponse, ApiError> {
     let page = Page::parse(&query, ids::ORDER, &[])?;
     let (cursor, limit) = (page.starting_after.clone(), page.limit + 1);
-    let rows = db::run(&state.pool, move |conn| {
+    let rows = db::read(&state.pool, move |conn| {
         Ok(db::orders::list(
             conn,
             &merchant.id,

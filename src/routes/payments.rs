@@ -91,7 +91,7 @@ pub async fn list(
     }
     let limit = page.limit + 1;
     let cursor = page.starting_after.clone();
-    let rows = db::run(&state.pool, move |conn| {
+    let rows = db::read(&state.pool, move |conn| {
         Ok(db::payments::list(
             conn,
             &merchant.id,
@@ -132,7 +132,7 @@ async fn fetch<T: Send + 'static>(
     resource: &'static str,
     find: fn(&mut DbConnection, &str, &str) -> diesel::QueryResult<Option<T>>,
 ) -> Result<T, ApiError> {
-    db::run(&state.pool, move |conn| {
+    db::read(&state.pool, move |conn| {
         let found = match ids::is_well_formed(prefix, &id) {
             true => find(conn, &merchant.id, &id)?,
             false => None,

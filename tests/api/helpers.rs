@@ -37,7 +37,8 @@ pub fn spawn_app_on(url: String, configure: impl FnOnce(&mut Config)) -> TestApp
 
 fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("RUST_LOG").is_some() {
-        idempay::telemetry::init(); // server logs, for debugging a test
+        // Server logs, for debugging a test; the writer lives as long as the process.
+        std::mem::forget(idempay::telemetry::init());
     }
     let mut config = Config::for_database(&db.url);
     config.workers = 1;

@@ -1,6 +1,7 @@
-//! The rows of DESIGN §2's table for orders: in flight (409 + Retry-After), expired
-//! lease taken over with fencing, TTL expiry, permanent failures replayed, and rejected
-//! requests storing nothing.
+//! The rows of DESIGN §2's table: in flight (409 + Retry-After) and an expired lease
+//! taken over with fencing (on a keyed cancel: an order itself commits in one
+//! transaction with its record, and never holds a lease), TTL expiry, permanent
+//! failures replayed, and rejected requests storing nothing.
 
 use std::time::Duration;
 
@@ -12,30 +13,27 @@ const ORDER: &str = r#"{"amount":700,"currency":"GBP"}"#;
 fn in_flight_duplicate_gets_409_in_use(backend: Backend) {
     let pause = Pause::at("claimed");
     let app = spawn_app_with(backend, |c| pause.configure(c));
+    let order = app.order(700);
+    let path = format!("/orders/{order}/cancel");
     // A holds the key (paused right after its claim); B and C arrive while it is in
     // flight: both are told to wait, and only A executes.
     std::thread::scope(|s| {
-        let a = s.spawn(|| app.post("/orders", Some("slow"), ORDER));
+        let a = s.spawn(|| app.post(&path, Some("slow"), ""));
         pause.wait_paused();
-        for in_use in [0, 1].map(|_| app.post("/orders", Some("slow"), ORDER)) {
+        for in_use in [0, 1].map(|_| app.post(&path, Some("slow"), "")) {
             assert_eq!(in_use.code(), "idempotency_key_in_use");
             let retry_after: u64 = in_use.header("retry-after").unwrap().parse().unwrap();
             assert!((1..=2).contains(&retry_after));
             assert!(in_use.json()["retryable"].as_bool().unwrap());
         }
-        // Another body is a reuse even while the key is in flight.
-        let other = app.post("/orders", Some("slow"), r#"{"amount":1,"currency":"GBP"}"#);
+        // Another request under the key is a reuse even while it is in flight.
+        let other = app.post("/orders", Some("slow"), ORDER);
         assert_eq!(other.code(), "idempotency_key_reused");
         pause.release();
         let executed = a.join().unwrap();
-        assert_eq!((executed.status, executed.replayed()), (201, false));
-        // Another body is still a reuse; the original body replays the one execution.
-        assert_eq!(
-            app.post("/orders", Some("slow"), r#"{"amount":1,"currency":"GBP"}"#)
-                .code(),
-            "idempotency_key_reused"
-        );
-        let replay = app.post("/orders", Some("slow"), ORDER);
+        assert_eq!((executed.status, executed.replayed()), (200, false));
+        assert_eq!(executed.json()["status"], "cancelled");
+        let replay = app.post(&path, Some("slow"), "{}");
         assert!(replay.replayed());
         assert_eq!(replay.body, executed.body);
     });
@@ -51,13 +49,15 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
         c.slow_processor_ms = 0;
         pause.configure(c);
     });
+    let order = app.order(700);
+    let path = format!("/orders/{order}/cancel");
     std::thread::scope(|s| {
-        let owner = s.spawn(|| app.post("/orders", Some("takeover"), ORDER));
+        let owner = s.spawn(|| app.post(&path, Some("takeover"), ""));
         pause.wait_paused();
-        let winner = until_answered(|| app.post("/orders", Some("takeover"), ORDER));
+        let winner = until_answered(|| app.post(&path, Some("takeover"), ""));
         assert_eq!(
             (winner.status, winner.replayed()),
-            (201, false),
+            (200, false),
             "{}",
             winner.text()
         );
@@ -75,11 +75,16 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
         eventually(Duration::from_secs(20), || {
             (app.metric("idempay_leases_lost_total") == 1).then_some(())
         });
-        let replay = app.post("/orders", Some("takeover"), ORDER);
+        let replay = app.post(&path, Some("takeover"), "");
         assert!(replay.replayed());
         assert_eq!(replay.body, winner.body);
     });
-    assert_eq!(app.order_count(), 1, "the fenced owner created nothing");
+    let record = "SELECT COUNT(*) AS n FROM idempotency_records WHERE idempotency_key = 'takeover' AND attempts = 2";
+    assert_eq!(
+        app.count(record),
+        1,
+        "one record, executed by its second attempt only"
+    );
 }
 
 fn expired_record_is_replaced(backend: Backend) {

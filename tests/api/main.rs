@@ -24,6 +24,7 @@ mod process;
 mod reaper;
 mod recovery;
 mod refunds;
+mod replay_cache;
 mod spec;
 mod stale;
 mod validation;
