@@ -66,6 +66,7 @@ fn ceiling(url: &str, seconds: u64) {
             method: "POST".into(),
             path: "/orders".into(),
             fingerprint: "f".repeat(64),
+            raw_digest: [0; 32],
         };
         let created = idempay::orders::create_fresh(&mut conn, &request, &new, ttl);
         created.expect("order").expect("a new key");

@@ -45,10 +45,21 @@ pub fn fingerprint(method: &str, path: &str, body: Option<&Value>) -> String {
     hash.update(b"\n");
     hash.update(path.as_bytes());
     hash.update(b"\n");
-    if let Some(body) = body {
-        hash.update(canonical_json(&without_nulls(body)));
+    match body {
+        Some(body) if has_null_member(body) => hash.update(canonical_json(&without_nulls(body))),
+        Some(body) => hash.update(canonical_json(body)),
+        None => {}
     }
     format!("{:x}", hash.finalize())
+}
+
+/// Whether an object anywhere in `value` has a member whose value is `null`.
+fn has_null_member(value: &Value) -> bool {
+    match value {
+        Value::Object(members) => members.values().any(|v| v.is_null() || has_null_member(v)),
+        Value::Array(items) => items.iter().any(has_null_member),
+        _ => false,
+    }
 }
 
 /// `value` with every object member whose value is `null` removed, at any depth.

@@ -80,6 +80,9 @@ pub struct RequestIdentity {
     pub method: String,
     pub path: String,
     pub fingerprint: String,
+    /// SHA-256 of the request's exact bytes (method, path, body): lets the replay cache
+    /// answer a byte-for-byte retry before its body is parsed.
+    pub raw_digest: [u8; 32],
 }
 
 /// Reads the record of `(merchant, key)`: one indexed read.

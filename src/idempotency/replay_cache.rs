@@ -50,6 +50,8 @@ struct Inner {
 #[derive(Debug)]
 struct Entry {
     fingerprint: String,
+    /// The exact bytes' digest of the request that put the entry.
+    raw_digest: [u8; 32],
     response: StoredResponse,
     expires: Instant,
     seq: u64,
@@ -57,8 +59,8 @@ struct Entry {
 }
 
 /// The map key: merchant and idempotency key (neither holds a newline).
-fn scope(request: &RequestIdentity) -> String {
-    format!("{}\n{}", request.merchant_id, request.key)
+fn scope(merchant_id: &str, key: &str) -> String {
+    format!("{merchant_id}\n{key}")
 }
 
 impl ReplayCache {
@@ -77,7 +79,7 @@ impl ReplayCache {
         if self.max_entries == 0 {
             return None;
         }
-        let scope = scope(request);
+        let scope = scope(&request.merchant_id, &request.key);
         let mut inner = self.inner.lock();
         let entry = inner.entries.get(&scope)?;
         if entry.expires <= Instant::now() {
@@ -90,6 +92,26 @@ impl ReplayCache {
         })
     }
 
+    /// The response for a request whose exact bytes (method, path, body: `raw_digest`)
+    /// are those of the request that finished `(merchant, key)`, if it has not expired:
+    /// one digest means one fingerprint, so this is the replay [`Self::get`] would
+    /// give, without parsing the body. `None` otherwise (the caller then goes the
+    /// usual way).
+    pub fn get_unchanged(
+        &self,
+        merchant_id: &str,
+        key: &str,
+        raw_digest: &[u8; 32],
+    ) -> Option<StoredResponse> {
+        if self.max_entries == 0 {
+            return None;
+        }
+        let inner = self.inner.lock();
+        let entry = inner.entries.get(&scope(merchant_id, key))?;
+        (entry.raw_digest == *raw_digest && entry.expires > Instant::now())
+            .then(|| entry.response.clone())
+    }
+
     /// Remembers that `request`'s key finished with `response`, its record expiring
     /// `remaining` from now (by the database's clock).
     pub fn put(&self, request: &RequestIdentity, response: &StoredResponse, remaining: Duration) {
@@ -99,7 +121,7 @@ impl ReplayCache {
         else {
             return;
         };
-        let scope = scope(request);
+        let scope = scope(&request.merchant_id, &request.key);
         let bytes = scope.len()
             + request.fingerprint.len()
             + response.body.len()
@@ -122,6 +144,7 @@ impl ReplayCache {
         inner.bytes += bytes;
         let entry = Entry {
             fingerprint: request.fingerprint.clone(),
+            raw_digest: request.raw_digest,
             response: response.clone(),
             expires: Instant::now() + lifetime,
             seq,

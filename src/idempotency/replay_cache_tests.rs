@@ -9,6 +9,7 @@ fn request(merchant: &str, key: &str, fingerprint: &str) -> RequestIdentity {
         method: "POST".into(),
         path: "/orders".into(),
         fingerprint: fingerprint.into(),
+        raw_digest: [fingerprint.len() as u8; 32],
     }
 }
 
@@ -116,4 +117,21 @@ fn replacing_an_entry_keeps_one_and_the_queue_bounded() {
         ReplayCache::new(0, 1 << 20).get(&request("m", "same", "f")),
         None
     );
+}
+
+#[test]
+fn the_same_bytes_replay_before_parsing_other_bytes_do_not() {
+    let cache = ReplayCache::new(10, 1 << 20);
+    let first = request("m", "k", "f1");
+    cache.put(&first, &response("{}"), HOUR);
+    assert_eq!(
+        cache.get_unchanged("m", "k", &first.raw_digest),
+        Some(response("{}"))
+    );
+    assert_eq!(
+        cache.get_unchanged("m", "k", &[0; 32]),
+        None,
+        "other bytes: parse them"
+    );
+    assert_eq!(cache.get_unchanged("other", "k", &first.raw_digest), None);
 }

@@ -2,6 +2,7 @@
 //! body, and turning the HTTP layer's own failures into problem+json.
 
 mod health;
+mod keyed;
 mod orders;
 mod page;
 mod payments;
@@ -11,15 +12,11 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use actix_web::dev::{Payload, ServiceResponse};
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header;
 use actix_web::middleware::ErrorHandlerResponse;
 use actix_web::{web, FromRequest, HttpRequest, ResponseError};
-use serde_json::Value;
 
-use crate::auth::Merchant;
 use crate::error::{ApiError, PROBLEM_JSON};
-use crate::idempotency::fingerprint::{fingerprint, parse_strict};
-use crate::idempotency::{IdempotencyKey, RequestIdentity};
 use crate::state::AppState;
 
 /// Every route: `(method, path)` as registered, for the spec drift test.
@@ -127,35 +124,6 @@ impl std::ops::Deref for Body {
     }
 }
 
-/// The request's idempotency key, required: 400 when absent or invalid.
-fn required_key(req: &HttpRequest) -> Result<IdempotencyKey, ApiError> {
-    IdempotencyKey::from_headers(req.headers())?.ok_or(ApiError::MissingIdempotencyKey)
-}
-
-/// The request body as strictly parsed JSON: 415 unless `Content-Type` is
-/// `application/json`; 400 when malformed or ambiguous.
-fn json_body(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
-    let is_json = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v: &HeaderValue| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"));
-    if !is_json {
-        return Err(ApiError::UnsupportedMediaType);
-    }
-    parse_strict(body)
-}
-
-/// The body of an endpoint whose body is optional: an empty body is `{}` (the same
-/// request, with the same fingerprint); anything else as [`json_body`].
-fn optional_json_body(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
-    match body.is_empty() {
-        true => Ok(Value::Object(Default::default())),
-        false => json_body(req, body),
-    }
-}
-
 /// A resource id from the path: 404 `resource_not_found` unless well-formed for `prefix`,
 /// so a malformed id never reaches the database.
 fn path_id(
@@ -167,22 +135,5 @@ fn path_id(
     match crate::domain::ids::is_well_formed(prefix, &id) {
         true => Ok(id),
         false => Err(ApiError::NotFound { resource, id }),
-    }
-}
-
-/// What identifies a keyed request: merchant, key, method, path and fingerprint.
-fn identity(
-    merchant: &Merchant,
-    key: IdempotencyKey,
-    req: &HttpRequest,
-    body: Option<&Value>,
-) -> RequestIdentity {
-    let method = req.method().as_str();
-    RequestIdentity {
-        merchant_id: merchant.id.clone(),
-        key: key.as_str().to_owned(),
-        method: method.to_owned(),
-        path: req.path().to_owned(),
-        fingerprint: fingerprint(method, req.path(), body),
     }
 }

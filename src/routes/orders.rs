@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 
+use super::keyed::{identity, json_body, optional_json_body, replay_unchanged, required_key};
 use super::page::Page;
-use super::{identity, json_body, optional_json_body, path_id, required_key, Body};
+use super::{path_id, Body};
 use crate::auth::Merchant;
 use crate::db::{self, orders::OrderRow};
 use crate::domain::{ids, order::NewOrder};
@@ -23,9 +24,12 @@ pub async fn create(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
+    if let Some(replay) = replay_unchanged(&state, &merchant, &key, &req, &body) {
+        return Ok(replay);
+    }
     let json = json_body(&req, &body)?;
     let new = NewOrder::from_json(&json)?;
-    let request = identity(&merchant, key, &req, Some(&json));
+    let request = identity(&merchant, key, &req, Some(&json), &body);
     let (pool, ttl) = (state.pool.clone(), state.config.key_ttl("create_order"));
     let fresh_order = new.clone();
     idempotency::execute_atomic(
@@ -64,7 +68,10 @@ pub async fn cancel(
         .await?;
         return Ok(respond(stored, false));
     };
-    let request = identity(&merchant, key, &req, Some(&json));
+    if let Some(replay) = replay_unchanged(&state, &merchant, &key, &req, &body) {
+        return Ok(replay);
+    }
+    let request = identity(&merchant, key, &req, Some(&json), &body);
     let ttl = state.config.key_ttl("cancel_order");
     idempotency::execute(&state, request, ttl, move |lease| async move {
         db::run(&pool, move |conn| {

@@ -5,8 +5,9 @@ use std::collections::HashMap;
 
 use actix_web::{web, HttpRequest, HttpResponse};
 
+use super::keyed::{identity, json_body, optional_json_body, replay_unchanged, required_key};
 use super::page::Page;
-use super::{identity, json_body, optional_json_body, path_id, required_key, Body};
+use super::{path_id, Body};
 use crate::auth::Merchant;
 use crate::db::{self, payments::PaymentRow, DbConnection};
 use crate::domain::ids;
@@ -23,9 +24,12 @@ pub async fn create(
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
+    if let Some(replay) = replay_unchanged(&state, &merchant, &key, &req, &body) {
+        return Ok(replay);
+    }
     let json = json_body(&req, &body)?;
     let new = NewPayment::from_json(&json)?;
-    let request = identity(&merchant, key, &req, Some(&json));
+    let request = identity(&merchant, key, &req, Some(&json), &body);
     let ttl = state.config.key_ttl("create_payment");
     let app = state.get_ref().clone();
     idempotency::execute(&state, request, ttl, move |lease| {
@@ -45,9 +49,12 @@ pub async fn refund(
 ) -> Result<HttpResponse, ApiError> {
     let key = required_key(&req)?;
     let payment_id = path_id(id, ids::PAYMENT, "payment")?;
+    if let Some(replay) = replay_unchanged(&state, &merchant, &key, &req, &body) {
+        return Ok(replay);
+    }
     let json = optional_json_body(&req, &body)?;
     let new = NewRefund::from_json(&json)?;
-    let request = identity(&merchant, key, &req, Some(&json));
+    let request = identity(&merchant, key, &req, Some(&json), &body);
     let ttl = state.config.key_ttl("create_refund");
     let app = state.get_ref().clone();
     idempotency::execute(&state, request, ttl, move |lease| {
