@@ -46,13 +46,15 @@ fn trivial(port: u16, workers: usize) {
     })
 }
 
-/// New-key orders on one connection for `seconds`: the order and its finished record in
-/// one transaction, exactly as the server runs them for a key it has not seen.
+/// New-key orders on one pooled connection (as the server's: same settings, and on
+/// SQLite the same background checkpoints) for `seconds`: the order and its finished
+/// record in one transaction, exactly as the server runs them for a key it has not seen.
 fn ceiling(url: &str, seconds: u64) {
     let mut config = Config::for_database(url);
     config.demo = true;
     idempotency_ready(&config);
-    let mut conn = connect(url);
+    let target = Target::parse(url).expect("a database URL");
+    let pool = db::build_pool(target, 1, Duration::from_secs(5), Duration::from_secs(5));
     let body = serde_json::json!({"amount": 1999, "currency": "EUR", "metadata": {"cart": "c_1"}});
     let new = NewOrder::from_json(&body).expect("valid");
     let ttl = config.key_ttl("create_order");
@@ -68,7 +70,8 @@ fn ceiling(url: &str, seconds: u64) {
             fingerprint: "f".repeat(64),
             raw_digest: [0; 32],
         };
-        let created = idempay::orders::create_fresh(&mut conn, &request, &new, ttl);
+        let created =
+            pool.with_connection(|conn| idempay::orders::create_fresh(conn, &request, &new, ttl));
         created.expect("order").expect("a new key");
     }
     println!("{:.0}", n as f64 / started.elapsed().as_secs_f64());

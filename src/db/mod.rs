@@ -5,6 +5,7 @@
 //! Our own [`ConnectionManager`] connects to exactly that backend, so a failure reports
 //! libpq's or SQLite's real message instead of diesel's generic multi-connection error.
 
+mod checkpoint;
 mod clock;
 pub mod orders;
 pub mod payments;

@@ -21,7 +21,7 @@ use diesel::connection::SimpleConnection;
 use diesel::r2d2::{ManageConnection, Pool, PooledConnection, R2D2Connection};
 use diesel::ConnectionError;
 
-use super::{establish_with, DbConnection, Target};
+use super::{checkpoint, establish_with, DbConnection, Target};
 use crate::error::ApiError;
 
 /// The shared connection pool: r2d2's, with the health record its rules need, and on
@@ -40,7 +40,7 @@ pub struct DbPool {
 
 /// What the pool knows about its connections' health.
 #[derive(Debug, Default)]
-struct Health {
+pub(super) struct Health {
     /// Bumped whenever a connection is found dead: older connections are suspect.
     generation: AtomicU64,
     /// Connections found dead and discarded.
@@ -83,6 +83,8 @@ pub struct ConnectionManager {
     target: Target,
     statement_timeout: Duration,
     health: Arc<Health>,
+    /// SQLite: the pool's checkpointer runs, so connections leave checkpoints to it.
+    defer_checkpoints: bool,
 }
 
 impl ManageConnection for ConnectionManager {
@@ -91,8 +93,14 @@ impl ManageConnection for ConnectionManager {
 
     fn connect(&self) -> Result<Tracked, ConnectionError> {
         let generation = self.health.current();
+        let mut conn = establish_with(&self.target, self.statement_timeout)?;
+        if self.defer_checkpoints {
+            // Checkpoints are the pool's checkpointer's, never a commit's (see there).
+            conn.batch_execute(checkpoint::DEFERRED)
+                .map_err(|e| ConnectionError::BadConnection(e.to_string()))?;
+        }
         Ok(Tracked {
-            conn: establish_with(&self.target, self.statement_timeout)?,
+            conn,
             generation,
             broken: false,
         })
@@ -120,10 +128,15 @@ pub fn build_pool(
 ) -> DbPool {
     let health = Arc::new(Health::default());
     let writer = matches!(target, Target::Sqlite(_)).then(Default::default);
+    let defer_checkpoints = match target {
+        Target::Sqlite(_) => checkpoint::spawn(target.clone(), Arc::downgrade(&health)),
+        Target::Postgres(_) => false,
+    };
     let manager = ConnectionManager {
         target,
         statement_timeout,
         health: health.clone(),
+        defer_checkpoints,
     };
     let pool = Pool::builder()
         .max_size(size)
