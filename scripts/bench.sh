@@ -35,12 +35,14 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -r
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-ms() { # wrk's "1.23ms" / "456.00us" / "1.20s" → milliseconds
+ms() { # wrk's "1.23ms" / "456.00us" / "1.20s" → milliseconds, two decimals
+    local value
     case "$1" in
-        *us) echo "scale=3; ${1%us} / 1000" | bc ;;
-        *ms) echo "${1%ms}" ;;
-        *s) echo "scale=3; ${1%s} * 1000" | bc ;;
+        *us) value=$(echo "scale=3; ${1%us} / 1000" | bc) ;;
+        *ms) value=${1%ms} ;;
+        *s) value=$(echo "scale=3; ${1%s} * 1000" | bc) ;;
     esac
+    printf '%.2f' "$value"
 }
 # wrk_load CONNECTIONS SCRIPT URL → "req/s p50 p99 errors"
 wrk_load() {
@@ -49,9 +51,9 @@ wrk_load() {
     echo "$(awk '/^Requests\/sec/ {print $2}' <<<"$out") $(ms "$(awk '$1 == "50%" {print $2}' <<<"$out")")" \
         "$(ms "$(awk '$1 == "99%" {print $2}' <<<"$out")") $(awk '/Non-2xx/ {print $5}' <<<"$out" | grep . || echo 0)"
 }
-pgbench_tps() { # CLIENTS SCRIPT URL
+pgbench_tps() { # CLIENTS SCRIPT URL → transactions/s; its mean latency in $work/latency
     pgbench -n -M prepared -c "$1" -j 2 -T "$SECONDS_PER_LOAD" -f "$2" "$3" 2>/dev/null |
-        awk '/^tps/ {print $3; exit}'
+        awk -v out="$work/latency" '/^latency average/ {print $4 > out} /^tps/ {print $3; exit}'
 }
 start_server() { # DATABASE_URL
     local port
@@ -94,13 +96,14 @@ for backend in $BACKENDS; do
         -d '{"amount":1999,"currency":"EUR","metadata":{"cart":"c_1"}}'
     if [ "$backend" = postgres ]; then
         a8=$(pgbench_tps 8 scripts/bench/pg_new_order.sql "$url")
+        label8="pgbench (mean $(cat "$work/latency") ms)"
         a32=$(pgbench_tps 32 scripts/bench/pg_new_order.sql "$url")
+        label="pgbench (mean $(cat "$work/latency") ms)"
         b32=$(pgbench_tps 32 scripts/bench/pg_replay.sql "$url")
-        label=pgbench
     else
-        a8=$("$helper" ceiling "$url" "$SECONDS_PER_LOAD") a32=$a8 b32="" label="one thread"
+        a8=$("$helper" ceiling "$url" "$SECONDS_PER_LOAD") a32=$a8 b32="" label="one thread" label8="one thread"
     fi
-    row "$backend A new keys, 8 conns" "$(wrk_load 8 scripts/bench/new_order.lua "$base")" "$label" "$a8"
+    row "$backend A new keys, 8 conns" "$(wrk_load 8 scripts/bench/new_order.lua "$base")" "$label8" "$a8"
     row "$backend A new keys, 32 conns" "$(wrk_load 32 scripts/bench/new_order.lua "$base")" "$label" "$a32"
     empty_a32=$(printf '%.0f' "$last_rps")
     row "$backend B replays, 32 conns" "$(wrk_load 32 scripts/bench/replay.lua "$base")" "trivial route" "$trivial_rps"

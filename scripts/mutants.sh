@@ -17,11 +17,12 @@ if [ ! -x "$tools/bin/cargo-mutants" ]; then
 fi
 export TEST_DATABASE_URL="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres}"
 # The HTTP tests mostly wait on the network and the database: six at a time on two
-# cores take a third of the time of two.
-export RUST_TEST_THREADS="${RUST_TEST_THREADS:-6}"
+# cores take a third of the time of two. nextest stops a mutant's run at its first
+# failing test.
+export NEXTEST_TEST_THREADS="${NEXTEST_TEST_THREADS:-6}"
 if [ "$#" -eq 0 ]; then
     set -- -f 'src/idempotency/*.rs' -f 'src/payments/*.rs' -f 'src/refunds/*.rs' \
         -f src/processor/simulator.rs -f 'src/reaper/*.rs' -f src/db/payments.rs
 fi
-"$tools/bin/cargo-mutants" mutants --output target/mutants --test-tool cargo \
+"$tools/bin/cargo-mutants" mutants --output target/mutants --test-tool nextest \
     --timeout 300 --build-timeout 600 "$@"

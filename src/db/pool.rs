@@ -40,7 +40,7 @@ pub struct DbPool {
 
 /// What the pool knows about its connections' health.
 #[derive(Debug, Default)]
-pub(super) struct Health {
+struct Health {
     /// Bumped whenever a connection is found dead: older connections are suspect.
     generation: AtomicU64,
     /// Connections found dead and discarded.
@@ -127,11 +127,11 @@ pub fn build_pool(
     statement_timeout: Duration,
 ) -> DbPool {
     let health = Arc::new(Health::default());
-    let writer = matches!(target, Target::Sqlite(_)).then(Default::default);
-    let defer_checkpoints = match target {
-        Target::Sqlite(_) => checkpoint::spawn(target.clone(), Arc::downgrade(&health)),
-        Target::Postgres(_) => false,
-    };
+    let writer: Option<Arc<parking_lot::Mutex<()>>> =
+        matches!(target, Target::Sqlite(_)).then(Default::default);
+    let defer_checkpoints = writer
+        .as_ref()
+        .is_some_and(|lock| checkpoint::spawn(target.clone(), Arc::downgrade(lock)));
     let manager = ConnectionManager {
         target,
         statement_timeout,

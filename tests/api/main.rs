@@ -26,5 +26,6 @@ mod recovery;
 mod refunds;
 mod replay_cache;
 mod spec;
+mod sqlite;
 mod stale;
 mod validation;

@@ -1,7 +1,6 @@
 //! The replay cache's edges, through HTTP: a cached key still refuses another body, a
 //! cached entry never outlives its record, keys stay scoped to their merchant, and a
-//! second instance on the same database answers exactly as the first. And SQLite's
-//! in-process writer queue: concurrent writers never meet SQLite's busy timeout.
+//! second instance on the same database answers exactly as the first.
 
 use std::time::Duration;
 
@@ -110,46 +109,9 @@ fn a_second_instance_answers_as_the_first(backend: Backend) {
     assert_eq!(first.order_count(), 1);
 }
 
-fn sqlite_writers_queue_instead_of_timing_out() {
-    // A 10 ms busy timeout: 24 clients writing at once would meet it in SQLite's busy
-    // handler; queued in process, as for a pooled connection, every one is served.
-    let app = spawn_app_with(Backend::Sqlite, |c| {
-        c.database.statement_timeout_ms = 10;
-        c.workers = 2;
-    });
-    let statuses: Vec<u16> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..24)
-            .map(|t| {
-                let app = &app;
-                s.spawn(move || {
-                    (0..10)
-                        .map(|i| {
-                            app.post("/orders", Some(&format!("w{t}-{i}")), ORDER)
-                                .status
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    assert!(statuses.iter().all(|&s| s == 201), "{statuses:?}");
-    assert_eq!(app.count("SELECT COUNT(*) AS n FROM orders"), 240);
-}
-
 crate::on_both_backends!(
     cached_key_refuses_another_body_and_replays_byte_for_byte,
     a_cached_replay_never_outlives_its_record,
     cached_keys_stay_with_their_merchant,
     a_second_instance_answers_as_the_first,
 );
-
-mod sqlite_only {
-    #[test]
-    fn sqlite_writers_queue_instead_of_timing_out() {
-        super::sqlite_writers_queue_instead_of_timing_out()
-    }
-}
