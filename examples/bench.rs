@@ -18,6 +18,16 @@ use idempay::db::{self, Target};
 use idempay::domain::order::NewOrder;
 use idempay::idempotency::RequestIdentity;
 
+/// Leaves a SQLite database as a server expects to find it: its WAL copied into the
+/// database and emptied (the bulk work here wrote a lot of it).
+fn settle_wal(url: &str) {
+    if !is_postgres(url) {
+        connect(url)
+            .batch_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            .expect("checkpoint");
+    }
+}
+
 /// A connection for bulk work: statements may take minutes.
 fn connect(url: &str) -> db::DbConnection {
     let target = Target::parse(url).expect("a database URL");
@@ -75,6 +85,8 @@ fn ceiling(url: &str, seconds: u64) {
         created.expect("order").expect("a new key");
     }
     println!("{:.0}", n as f64 / started.elapsed().as_secs_f64());
+    drop(pool);
+    settle_wal(url);
 }
 
 /// Migrates the database and creates the demo merchant.
@@ -95,6 +107,7 @@ fn orders(url: &str, n: u64) {
          SELECT id, 'mer_demo', 1999, 'EUR', 'awaiting_payment', 0, 0, '{{}}', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP FROM ({series}) AS g"
     );
     connect(url).batch_execute(&sql).expect("orders inserted");
+    settle_wal(url);
 }
 
 fn fill(url: &str, n: u64) {
@@ -114,6 +127,7 @@ fn fill(url: &str, n: u64) {
         expiry = if is_postgres(url) { "CURRENT_TIMESTAMP + interval '1 day'" } else { "datetime('now', '+1 day')" },
     );
     connect(url).batch_execute(&sql).expect("records inserted");
+    settle_wal(url);
 }
 
 /// Expires every filled record, then times one reaper pass deleting them.
