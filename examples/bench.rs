@@ -64,7 +64,14 @@ fn ceiling(url: &str, seconds: u64) {
     config.demo = true;
     idempotency_ready(&config);
     let target = Target::parse(url).expect("a database URL");
-    let pool = db::build_pool(target, 1, Duration::from_secs(5), Duration::from_secs(5));
+    let events = Box::new(idempay::metrics::Metrics::new().pool_events());
+    let pool = db::build_pool(
+        target,
+        1,
+        Duration::from_secs(5),
+        Duration::from_secs(5),
+        events,
+    );
     let body = serde_json::json!({"amount": 1999, "currency": "EUR", "metadata": {"cart": "c_1"}});
     let new = NewOrder::from_json(&body).expect("valid");
     let ttl = config.key_ttl("create_order");

@@ -11,6 +11,7 @@ use actix_web::{web, App, HttpServer};
 use crate::config::Config;
 use crate::db::{self, DbPool};
 use crate::idempotency::replay_cache::ReplayCache;
+use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
 use crate::state::AppState;
 use crate::{drain, merchants, reaper, routes, telemetry};
@@ -31,7 +32,7 @@ pub const ENDPOINTS: &[&str] = &[
 ];
 
 /// Opens the pool and migrates the database, reporting the database's own error.
-pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
+pub fn prepare_database(config: &Config, metrics: &Metrics) -> Result<DbPool, String> {
     let target = config.database.target()?;
     let mut conn = db::establish_with(&target, config.statement_timeout())
         .map_err(|e| format!("cannot connect to the database: {e}"))?;
@@ -45,6 +46,7 @@ pub fn prepare_database(config: &Config) -> Result<DbPool, String> {
         config.database.pool_size,
         config.database.pool_timeout(),
         config.statement_timeout(),
+        Box::new(metrics.pool_events()),
     ))
 }
 
@@ -66,7 +68,8 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
             "--slow-processor-ms plus --processor-latency-ms must stay below the lease".into(),
         );
     }
-    let pool = prepare_database(&config)?;
+    let metrics = Metrics::new();
+    let pool = prepare_database(&config, &metrics)?;
     let processor = Arc::new(Simulator::new(
         pool.clone(),
         Duration::from_millis(config.processor_latency_ms),
@@ -78,7 +81,7 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
         config: Arc::new(config),
         merchants: Default::default(),
         processor,
-        metrics: Default::default(),
+        metrics: Arc::new(metrics),
         replays: Arc::new(replays),
         drain: Default::default(),
     })

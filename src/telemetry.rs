@@ -52,9 +52,26 @@ pub async fn request_span(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let id = request_id(&req);
+    let method = req.method().clone();
+    let metrics = req
+        .app_data::<actix_web::web::Data<crate::state::AppState>>()
+        .map(|state| state.metrics.clone());
     let span = tracing::info_span!("request", id = %id, method = %req.method(), path = %req.path());
     let started = std::time::Instant::now();
     let mut res = next.call(req).instrument(span.clone()).await?;
+    if let Some(metrics) = metrics {
+        let route = res.request().match_pattern();
+        let route = route.as_deref().unwrap_or("unmatched");
+        let status = res.status();
+        metrics
+            .http_requests
+            .with_label_values(&[route, method.as_str(), status.as_str()])
+            .inc();
+        metrics
+            .http_duration
+            .with_label_values(&[route, method.as_str()])
+            .observe(started.elapsed().as_secs_f64());
+    }
     span.in_scope(|| {
         tracing::info!(
             status = res.status().as_u16(),

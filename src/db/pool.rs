@@ -125,6 +125,7 @@ pub fn build_pool(
     size: u32,
     checkout_timeout: Duration,
     statement_timeout: Duration,
+    events: Box<dyn diesel::r2d2::HandleEvent>,
 ) -> DbPool {
     let health = Arc::new(Health::default());
     let writer: Option<Arc<parking_lot::Mutex<()>>> =
@@ -143,6 +144,7 @@ pub fn build_pool(
         .min_idle(Some(0))
         .connection_timeout(checkout_timeout)
         .test_on_check_out(false)
+        .event_handler(events)
         .build_unchecked(manager);
     DbPool {
         pool,
@@ -155,6 +157,12 @@ impl DbPool {
     /// How many pooled connections were found dead and discarded so far.
     pub fn discarded(&self) -> u64 {
         self.health.discarded.load(Ordering::Relaxed)
+    }
+
+    /// Connections open in the pool, and how many of them are idle.
+    pub fn size(&self) -> (u32, u32) {
+        let state = self.pool.state();
+        (state.connections, state.idle_connections)
     }
 
     /// A connection for one unit of work, waiting at most `timeout`. A connection older

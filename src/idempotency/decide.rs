@@ -9,6 +9,7 @@ use chrono::TimeDelta;
 use super::record::{self, status, Lease, RequestIdentity, StoredResponse};
 use crate::db::DbConnection;
 use crate::error::ApiError;
+use crate::metrics::Outcome;
 
 /// What to do with a request, decided from its record.
 #[derive(Debug)]
@@ -16,8 +17,8 @@ pub enum Decision {
     /// The key finished earlier with this response; its record expires `remaining`
     /// from now.
     Replay(StoredResponse, Duration),
-    /// We hold the lease: execute (from `lease.recovery_point`).
-    Execute(Lease),
+    /// We hold the lease, got as `how`: execute (from `lease.recovery_point`).
+    Execute(Lease, Outcome),
 }
 
 /// Decides a keyed request from its record: one indexed read when the key is known,
@@ -36,7 +37,11 @@ pub fn decide(
         };
         let Some((r, now)) = live else {
             if let Some(lease) = record::claim(conn, request, expired.as_deref(), lease)? {
-                return Ok(Decision::Execute(lease));
+                let how = match expired {
+                    Some(_) => Outcome::ExpiredReclaimed,
+                    None => Outcome::Executed,
+                };
+                return Ok(Decision::Execute(lease, how));
             }
             continue;
         };
@@ -56,7 +61,7 @@ pub fn decide(
             }
             _ => {
                 if let Some(lease) = record::take_over(conn, &r, lease)? {
-                    return Ok(Decision::Execute(lease));
+                    return Ok(Decision::Execute(lease, Outcome::TakenOver));
                 }
             }
         }

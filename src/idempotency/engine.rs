@@ -12,11 +12,12 @@ use chrono::TimeDelta;
 
 use super::decide::{decide, Decision};
 use super::finish::{finish, release_lease, release_retryable};
+use super::record::STARTED;
 use super::record::{Lease, RequestIdentity, StoredResponse};
 use super::replay_cache::Cached;
 use crate::db::{self, DbConnection, DbPool};
 use crate::error::{ApiError, ErrorClass, PROBLEM_JSON};
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, Outcome};
 use crate::state::AppState;
 
 /// The response header that marks a replay.
@@ -46,13 +47,24 @@ where
     // yet, so nothing to undo) once the drain has started.
     let guard = state.drain.enter().ok_or(ApiError::ShuttingDown)?;
     let identity = request.clone();
-    let decision = db::run(&state.pool, move |conn| decide(conn, &identity, lease_len)).await?;
-    let lease = match decision {
-        Decision::Replay(stored, remaining) => {
+    let decided = db::run(&state.pool, move |conn| decide(conn, &identity, lease_len)).await;
+    let lease = match decided {
+        Ok(Decision::Replay(stored, remaining)) => {
+            state.metrics.outcome(Outcome::Replayed);
             state.replays.put(&request, &stored, remaining);
             return Ok(respond(stored, true));
         }
-        Decision::Execute(lease) => lease,
+        Ok(Decision::Execute(lease, how)) => {
+            state.metrics.outcome(how);
+            if lease.recovery_point != STARTED {
+                state.metrics.outcome(Outcome::Resumed);
+            }
+            lease
+        }
+        Err(error) => {
+            count_refusal(&state.metrics, &error);
+            return Err(error);
+        }
     };
     let (pool, metrics) = (state.pool.clone(), state.metrics.clone());
     let (faults, replays) = (state.config.faults.clone(), state.replays.clone());
@@ -110,6 +122,7 @@ where
     let Some(stored) = created else {
         return execute(state, request, ttl, work).await;
     };
+    state.metrics.outcome(Outcome::Executed);
     state
         .replays
         .put(&request, &stored, ttl.to_std().unwrap_or_default());
@@ -122,10 +135,24 @@ pub fn replay_from_cache(
     state: &AppState,
     request: &RequestIdentity,
 ) -> Option<Result<HttpResponse, ApiError>> {
-    Some(match state.replays.get(request)? {
+    let answer = match state.replays.get(request)? {
         Cached::Replay(stored) => Ok(respond(stored, true)),
         Cached::Reused => Err(ApiError::KeyReused),
-    })
+    };
+    match &answer {
+        Ok(_) => state.metrics.outcome(Outcome::Replayed),
+        Err(error) => count_refusal(&state.metrics, error),
+    }
+    Some(answer)
+}
+
+/// Counts a keyed request the engine refused (409 reused or in use).
+fn count_refusal(metrics: &Metrics, error: &ApiError) {
+    match error {
+        ApiError::KeyReused => metrics.outcome(Outcome::ReusedConflict),
+        ApiError::KeyInUse { .. } => metrics.outcome(Outcome::InUse),
+        _ => {}
+    }
 }
 
 /// Records a failed execution's outcome by its class: permanent → stored for replay;
@@ -142,7 +169,7 @@ pub async fn settle(
     unknown_delay: TimeDelta,
 ) {
     if let ApiError::LeaseLost = error {
-        return Metrics::add(&metrics.leases_lost, 1);
+        return metrics.leases_lost.inc();
     }
     let class = error.class();
     let response = problem_response(error);

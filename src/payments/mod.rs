@@ -92,7 +92,8 @@ pub async fn resume(
         payment_method: payment.payment_method.clone(),
         deadline,
     });
-    let outcome = processor::within(state.config.processor_timeout(), call).await;
+    let timeout = state.config.processor_timeout();
+    let outcome = processor::within(timeout, &state.metrics, "charge", call).await;
     state
         .config
         .faults

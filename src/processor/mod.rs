@@ -61,14 +61,27 @@ pub trait PaymentProcessor: Send + Sync {
     ) -> impl Future<Output = Result<Option<Outcome>, ProcessorError>>;
 }
 
-/// Awaits a processor call for at most `timeout`: past it, the call counts as sent and
-/// unanswered ([`ProcessorError::Timeout`], an unknown outcome that a retry resumes
-/// with the same processor key).
+/// Awaits a processor call (`method`: `charge` or `refund`) for at most `timeout`: past
+/// it, the call counts as sent and unanswered ([`ProcessorError::Timeout`], an unknown
+/// outcome that a retry resumes with the same processor key). Counted in `metrics`.
 pub async fn within(
     timeout: std::time::Duration,
+    metrics: &crate::metrics::Metrics,
+    method: &'static str,
     call: impl Future<Output = Result<Outcome, ProcessorError>>,
 ) -> Result<Outcome, ProcessorError> {
-    tokio::time::timeout(timeout, call)
+    let answer = tokio::time::timeout(timeout, call)
         .await
-        .unwrap_or(Err(ProcessorError::Timeout))
+        .unwrap_or(Err(ProcessorError::Timeout));
+    let outcome = match &answer {
+        Ok(Outcome::Succeeded) => "succeeded",
+        Ok(Outcome::Declined { .. }) => "declined",
+        Err(ProcessorError::Unavailable) => "unavailable",
+        Err(ProcessorError::Timeout) => "timeout",
+    };
+    metrics
+        .processor_calls
+        .with_label_values(&[method, outcome])
+        .inc();
+    answer
 }

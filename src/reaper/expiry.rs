@@ -11,7 +11,6 @@ use crate::db::{self, DbConnection};
 use crate::error::ApiError;
 use crate::idempotency::record::{self, Record};
 use crate::idempotency::recovery::{self, Stuck};
-use crate::metrics::Metrics;
 use crate::processor::{Outcome, PaymentProcessor};
 use crate::refunds::REFUND_CREATED;
 use crate::state::AppState;
@@ -28,7 +27,7 @@ pub(super) async fn purge(state: &AppState, report: &mut Report) {
         {
             Ok(n) => {
                 report.purged += n as u64;
-                Metrics::add(&state.metrics.reaper_purged, n as u64);
+                state.metrics.reaper_purged.inc_by(n as u64);
                 if (n as i64) < batch {
                     break;
                 }
@@ -72,7 +71,16 @@ async fn close(state: &AppState, record: Record, report: &mut Report) {
             )
         }
     };
-    match state.processor.lookup(key).await {
+    let found = state.processor.lookup(key).await;
+    let outcome = match &found {
+        Ok(Some(Outcome::Succeeded)) => "succeeded",
+        Ok(Some(Outcome::Declined { .. })) => "declined",
+        Ok(None) => "not_found",
+        Err(_) => "unavailable",
+    };
+    let calls = &state.metrics.processor_calls;
+    calls.with_label_values(&["lookup", outcome]).inc();
+    match found {
         Ok(Some(Outcome::Succeeded)) => resume(state, record, report).await,
         Ok(_) => abandon(state, record, report).await,
         Err(e) => tracing::warn!(error = %e, "reaper: processor lookup failed; next pass"),
@@ -84,7 +92,7 @@ async fn resume(state: &AppState, record: Record, report: &mut Report) {
     // Only a late call of an execution that lost its lease can get here: money moved
     // after its payment or refund was parked. Complete it, and have an operator look.
     tracing::error!(record = %record.id, "reaper: an expired parked execution moved money; completing it");
-    Metrics::add(&state.metrics.reaper_flagged, 1);
+    state.metrics.reaper_flagged.inc();
     let lease_len = state.config.lease();
     let endpoint = match record.recovery_point.as_str() {
         REFUND_CREATED => "create_refund",
@@ -112,7 +120,7 @@ async fn abandon(state: &AppState, record: Record, report: &mut Report) {
     match result {
         Ok(true) => {
             report.abandoned += 1;
-            Metrics::add(&state.metrics.reaper_purged, 1);
+            state.metrics.reaper_purged.inc();
         }
         Ok(false) => {}
         Err(e) => fail(

@@ -22,7 +22,6 @@ use crate::idempotency::engine::settle;
 use crate::idempotency::finish::release_retryable;
 use crate::idempotency::record::STARTED;
 use crate::idempotency::recovery::{self, Stuck};
-use crate::metrics::Metrics;
 use crate::payments::{self, PAYMENT_CREATED};
 use crate::refunds::{self, REFUND_CREATED};
 use crate::state::AppState;
@@ -67,7 +66,7 @@ pub async fn reap_once(state: &AppState) -> Report {
         }
     }
     expiry::purge(state, &mut report).await;
-    Metrics::add(&state.metrics.reaper_passes, 1);
+    state.metrics.reaper_passes.inc();
     if report != Report::default() {
         tracing::info!(?report, "reaper pass");
     }
@@ -77,7 +76,7 @@ pub async fn reap_once(state: &AppState) -> Report {
 /// Counts a failure of the pass (in its report and, at once, in the metrics).
 pub(crate) fn fail(state: &AppState, report: &mut Report, what: &str, error: &ApiError) {
     report.errors += 1;
-    Metrics::add(&state.metrics.reaper_errors, 1);
+    state.metrics.reaper_errors.inc();
     tracing::warn!(error = %error, "reaper: {what}");
 }
 
@@ -96,7 +95,7 @@ pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report)
             {
                 Ok(()) => {
                     report.released += 1;
-                    Metrics::add(&state.metrics.reaper_released, 1);
+                    state.metrics.reaper_released.inc();
                 }
                 Err(e) => fail(state, report, "could not release a stuck record", &e),
             }
@@ -110,14 +109,14 @@ pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report)
     };
     let Err(error) = result else {
         report.recovered += 1;
-        Metrics::add(&state.metrics.reaper_recovered, 1);
+        state.metrics.reaper_recovered.inc();
         return;
     };
     let exponent = lease.attempts.clamp(0, 16) as u32;
     let backoff = (state.config.lease() * 2i32.pow(exponent)).min(MAX_BACKOFF);
     fail(state, report, "recovery failed; backing off", &error);
     if lease.attempts >= FLAG_AFTER_ATTEMPTS {
-        Metrics::add(&state.metrics.reaper_flagged, 1);
+        state.metrics.reaper_flagged.inc();
         tracing::error!(record = %lease.record_id, attempts = lease.attempts, error = %error,
             "reaper: record keeps failing recovery; operator attention needed");
     }

@@ -89,7 +89,8 @@ pub async fn resume(
         payment_method: method,
         deadline,
     });
-    let outcome = processor::within(state.config.processor_timeout(), call).await;
+    let timeout = state.config.processor_timeout();
+    let outcome = processor::within(timeout, &state.metrics, "refund", call).await;
     state
         .config
         .faults

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::db;
 use crate::error::ApiError;
+use crate::metrics::Sizes;
 use crate::state::AppState;
 
 /// The spec, compiled in from the top-level `openapi.yaml`.
@@ -40,5 +41,10 @@ pub async fn openapi() -> HttpResponse {
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(state.metrics.render())
+        .body(state.metrics.render(Sizes {
+            pool_connections: state.pool.size().0,
+            pool_idle: state.pool.size().1,
+            pool_discarded: state.pool.discarded(),
+            replay_cache: state.replays.size(),
+        }))
 }

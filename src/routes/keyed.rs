@@ -12,6 +12,7 @@ use crate::error::ApiError;
 use crate::idempotency::engine::respond;
 use crate::idempotency::fingerprint::{fingerprint, parse_strict};
 use crate::idempotency::{IdempotencyKey, RequestIdentity};
+use crate::metrics::Outcome;
 use crate::state::AppState;
 
 /// The request's idempotency key, required: 400 when absent or invalid.
@@ -76,6 +77,7 @@ pub(super) fn replay_unchanged(
     let stored = state
         .replays
         .get_unchanged(&merchant.id, key.as_str(), &digest)?;
+    state.metrics.outcome(Outcome::Replayed);
     Some(respond(stored, true))
 }
 

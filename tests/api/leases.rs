@@ -45,7 +45,7 @@ fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
     // completes; the frozen owner, released, finds its lock_token gone and commits nothing.
     let pause = Pause::at("claimed").first_attempt();
     let app = spawn_app_with(backend, |c| {
-        c.lease_secs = 1;
+        c.lease_secs = 2;
         c.slow_processor_ms = 0;
         pause.configure(c);
     });

@@ -15,6 +15,7 @@ mod concurrency;
 mod crash;
 mod drain;
 mod leases;
+mod metrics;
 mod multi_instance;
 mod orders;
 mod outage;

@@ -10,10 +10,10 @@ use std::time::Duration;
 use crate::helpers::{eventually, spawn_app_with, until_answered, Backend, Reply, TestApp};
 use crate::pause::Pause;
 
-/// A server with a 1 s lease whose first attempts freeze at `point` until released.
+/// A server with a 2 s lease whose first attempts freeze at `point` until released.
 fn stalling_app(backend: Backend, pause: &Pause, payment_ttl_secs: Option<u64>) -> TestApp {
     spawn_app_with(backend, |c| {
-        c.lease_secs = 1;
+        c.lease_secs = 2;
         c.slow_processor_ms = 0;
         if let Some(secs) = payment_ttl_secs {
             c.key_ttl_override = vec![("create_payment".into(), secs)];
