@@ -41,7 +41,7 @@ fn in_flight_duplicate_gets_409_in_use(backend: Backend) {
 }
 
 fn expired_lease_is_taken_over_and_the_old_owner_is_fenced(backend: Backend) {
-    // The first attempt is frozen past its 1 s lease; a retry takes the record over and
+    // The first attempt is frozen past its 2 s lease; a retry takes the record over and
     // completes; the frozen owner, released, finds its lock_token gone and commits nothing.
     let pause = Pause::at("claimed").first_attempt();
     let app = spawn_app_with(backend, |c| {
