@@ -16,6 +16,15 @@ pub use crate::faults::Faults;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Log lines as `text` or `json` (one object per line).
+    #[arg(
+        long,
+        global = true,
+        env = "IDEMPAY_LOG_FORMAT",
+        value_enum,
+        default_value_t
+    )]
+    pub log_format: crate::telemetry::LogFormat,
 }
 
 /// The subcommands.
@@ -37,16 +46,60 @@ pub enum Command {
     /// Manage merchants.
     #[command(subcommand)]
     Merchants(MerchantsCommand),
+    /// Manage API keys: a merchant may hold several, so keys can be rotated.
+    #[command(subcommand, name = "api-keys")]
+    ApiKeys(ApiKeysCommand),
 }
 
 /// `idempay merchants …`.
 #[derive(Debug, Subcommand)]
 pub enum MerchantsCommand {
-    /// Create a merchant; its API key is the last line of standard output.
+    /// Create a merchant with a first API key: the key is the last line of standard
+    /// output, shown once.
     Create {
         /// The merchant's display name.
         #[arg(long)]
         name: String,
+        /// Make the first key a test key (`sk_test_…`) instead of a live one.
+        #[arg(long)]
+        test: bool,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// List merchants with their number of active keys.
+    List {
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+}
+
+/// `idempay api-keys …`.
+#[derive(Debug, Subcommand)]
+pub enum ApiKeysCommand {
+    /// Create a key for a merchant: the key is the last line of standard output, shown
+    /// once (only its hash is stored).
+    Create {
+        /// The merchant's id (`mer_…`).
+        #[arg(long)]
+        merchant: String,
+        /// A test key (`sk_test_…`; test features accept only these) instead of live.
+        #[arg(long)]
+        test: bool,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// List a merchant's keys (ids and first characters, never the keys).
+    List {
+        /// The merchant's id (`mer_…`).
+        #[arg(long)]
+        merchant: String,
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Revoke a key by its id (`key_…`): every instance refuses it within 4 s.
+    Revoke {
+        /// The key's id.
+        key_id: String,
         #[command(flatten)]
         database: DatabaseArgs,
     },
@@ -119,6 +172,17 @@ pub struct Config {
     /// Most bytes of keys and responses the replay cache holds.
     #[arg(long, env = "IDEMPAY_REPLAY_CACHE_BYTES", default_value_t = 8 << 20)]
     pub replay_cache_bytes: usize,
+    /// Requests per second each API key may send (bursts of twice that); over it,
+    /// `429 rate_limited`. Default 100, and no limit in `--demo`; 0 turns it off.
+    #[arg(long, env = "IDEMPAY_RATE_LIMIT_PER_KEY")]
+    pub rate_limit_per_key: Option<u32>,
+    /// Failed authentications per minute a client address may make before it is
+    /// refused (`429`) until its budget refills; in every mode, demo included.
+    #[arg(long, env = "IDEMPAY_AUTH_FAILURES_PER_MINUTE", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub auth_failures_per_minute: u32,
+    /// Let `--demo` listen on an address other than loopback (its key is public).
+    #[arg(long, env = "IDEMPAY_ALLOW_DEMO_ON_NETWORK", action = clap::ArgAction::SetTrue, value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_demo_on_network: bool,
     /// Milliseconds the simulated processor takes for every call.
     #[arg(long, env = "IDEMPAY_PROCESSOR_LATENCY_MS", default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub processor_latency_ms: u64,
@@ -177,6 +241,13 @@ impl Config {
     pub fn request_timeout(&self) -> std::time::Duration {
         let lease = std::time::Duration::from_secs(self.lease_secs);
         std::time::Duration::from_secs(self.request_timeout_secs).min(lease * 3 / 4)
+    }
+
+    /// Requests per second per API key: `--rate-limit-per-key`, else 100, or none in
+    /// `--demo` (0: none).
+    pub fn rate_limit_per_key(&self) -> u32 {
+        self.rate_limit_per_key
+            .unwrap_or(if self.demo { 0 } else { 100 })
     }
 
     /// How long a drain waits for running executions: `--shutdown-grace-secs`, kept

@@ -3,6 +3,8 @@
 //! The idempotency engine lives in [`idempotency`]; the domain rules in [`domain`];
 //! HTTP handlers in `routes`; storage in [`db`]. See DESIGN.md for the contract.
 
+pub mod admin;
+pub mod api_keys;
 pub mod auth;
 pub mod config;
 pub mod db;
@@ -11,6 +13,7 @@ pub mod drain;
 pub mod error;
 pub mod faults;
 pub mod idempotency;
+pub mod limits;
 pub mod merchants;
 pub mod metrics;
 pub mod orders;

@@ -1,15 +1,16 @@
-//! The `idempay` command: `serve`, `reap`, `migrate`, `merchants create`.
+//! The `idempay` command: `serve`, `reap`, `migrate`, `merchants …`, `api-keys …`.
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use idempay::config::{Cli, Command, MerchantsCommand};
+use idempay::config::{Cli, Command};
 use idempay::startup::Application;
-use idempay::{db, merchants, telemetry};
+use idempay::{admin, db, merchants, telemetry};
 
 fn main() -> ExitCode {
-    let _logs = telemetry::init();
-    let result = match Cli::parse().command {
+    let cli = Cli::parse();
+    let _logs = telemetry::init(cli.log_format);
+    let result = match cli.command {
         Command::Serve(config) => serve(config),
         Command::Reap { once, config } => reap(once, config),
         Command::Migrate(database) => connect(&database).and_then(|mut conn| {
@@ -17,14 +18,8 @@ fn main() -> ExitCode {
             println!("migrations applied to {}", database.database_url);
             Ok(())
         }),
-        Command::Merchants(MerchantsCommand::Create { name, database }) => connect(&database)
-            .and_then(|mut conn| {
-                db::run_migrations(&mut conn)?;
-                let (id, key) = merchants::create(&mut conn, &name).map_err(|e| e.to_string())?;
-                println!("created merchant {id} ({name}); its API key (shown once):");
-                println!("{key}");
-                Ok(())
-            }),
+        Command::Merchants(command) => admin::merchants(command).map(print_lines),
+        Command::ApiKeys(command) => admin::api_keys(command).map(print_lines),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -32,6 +27,12 @@ fn main() -> ExitCode {
             eprintln!("idempay: {message}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn print_lines(lines: Vec<String>) {
+    for line in lines {
+        println!("{line}");
     }
 }
 
@@ -46,7 +47,7 @@ fn serve(config: idempay::config::Config) -> Result<(), String> {
         let app = Application::build(config)?;
         app.drain_on_signals()
             .map_err(|e| format!("cannot listen for signals: {e}"))?;
-        let base = format!("http://127.0.0.1:{}", app.port());
+        let base = format!("http://{}", app.addr());
         println!("idempay listening on {base}");
         if demo {
             println!("demo merchant ready; try:\n  curl -s {base}/orders -H 'Authorization: Bearer {}' \\\n    -H 'Idempotency-Key: order-1' -H 'Content-Type: application/json' \\\n    -d '{{\"amount\": 1999, \"currency\": \"EUR\"}}'", merchants::DEMO_API_KEY);

@@ -11,6 +11,7 @@ use actix_web::{web, App, HttpServer};
 use crate::config::Config;
 use crate::db::{self, DbPool};
 use crate::idempotency::replay_cache::ReplayCache;
+use crate::limits::Limits;
 use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
 use crate::state::AppState;
@@ -18,7 +19,7 @@ use crate::{drain, merchants, reaper, routes, telemetry};
 
 /// A bound, not yet running server.
 pub struct Application {
-    port: u16,
+    addr: std::net::SocketAddr,
     server: Server,
     state: AppState,
 }
@@ -76,6 +77,7 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
         Duration::from_millis(config.slow_processor_ms),
     ));
     let replays = ReplayCache::new(config.replay_cache_entries, config.replay_cache_bytes);
+    let limits = Limits::new(config.rate_limit_per_key(), config.auth_failures_per_minute);
     Ok(AppState {
         pool,
         config: Arc::new(config),
@@ -83,6 +85,7 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
         processor,
         metrics: Arc::new(metrics),
         replays: Arc::new(replays),
+        limits: Arc::new(limits),
         drain: Default::default(),
     })
 }
@@ -91,6 +94,13 @@ impl Application {
     /// Validates `config`, prepares the database, binds the listener and starts the
     /// background reaper (unless `--reaper-interval-secs 0`). Call inside an actix system.
     pub fn build(config: Config) -> Result<Self, String> {
+        if config.demo && !config.bind.ip().is_loopback() && !config.allow_demo_on_network {
+            return Err(format!(
+                "--demo on {} would offer the public demo key to the network; bind a \
+                 loopback address (127.0.0.1) or pass --allow-demo-on-network",
+                config.bind
+            ));
+        }
         let state = build_state(config)?;
         let app_state = state.clone();
         let config = state.config.clone();
@@ -120,13 +130,12 @@ impl Application {
         let server = server
             .bind(bind)
             .map_err(|e| format!("cannot listen on {bind}: {e}"))?;
-        let port = server
+        let addr = *server
             .addrs()
             .first()
-            .map(|a| a.port())
             .ok_or("the server bound no address")?;
         Ok(Self {
-            port,
+            addr,
             server: server.run(),
             state: app_state,
         })
@@ -134,7 +143,12 @@ impl Application {
 
     /// The port actually bound (useful with port 0).
     pub fn port(&self) -> u16 {
-        self.port
+        self.addr.port()
+    }
+
+    /// The address actually bound.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
     }
 
     /// Runs until stopped.

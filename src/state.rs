@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::db::DbPool;
 use crate::drain::Drain;
 use crate::idempotency::replay_cache::ReplayCache;
+use crate::limits::Limits;
 use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
 
@@ -23,6 +24,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Finished records' responses, for replays without a database round trip.
     pub replays: Arc<ReplayCache>,
+    /// Rate limits per API key and per client address.
+    pub limits: Arc<Limits>,
     /// Whether the instance is draining, and what it waits for.
     pub drain: Arc<Drain>,
 }

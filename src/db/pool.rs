@@ -23,6 +23,7 @@ use diesel::ConnectionError;
 
 use super::{checkpoint, establish_with, DbConnection, Target};
 use crate::error::ApiError;
+use crate::telemetry;
 
 /// The shared connection pool: r2d2's, with the health record its rules need, and on
 /// SQLite the in-process writer lock.
@@ -215,18 +216,18 @@ impl DbPool {
 }
 
 /// Runs blocking database work on the blocking pool (never on an async worker), with a
-/// pooled connection, inside the caller's tracing span. A pool timeout is 503; a
+/// pooled connection, inside the caller's tracing span and request. A pool timeout is 503; a
 /// database error has its connection tested before it is reused (rule 1).
 pub async fn run<T, F>(pool: &DbPool, f: F) -> Result<T, ApiError>
 where
     F: FnOnce(&mut DbConnection) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    let pool = pool.clone();
+    let (pool, request) = (pool.clone(), telemetry::current_request_id());
     let span = tracing::Span::current();
     actix_web::web::block(move || {
         let _entered = span.enter();
-        pool.with_connection(f)
+        telemetry::with_request_id(request, || pool.with_connection(f))
     })
     .await
     .map_err(|e| ApiError::Database(format!("blocking task failed: {e}")))?
@@ -238,11 +239,11 @@ where
     F: FnOnce(&mut DbConnection) -> Result<T, ApiError> + Send + 'static,
     T: Send + 'static,
 {
-    let pool = pool.clone();
+    let (pool, request) = (pool.clone(), telemetry::current_request_id());
     let span = tracing::Span::current();
     actix_web::web::block(move || {
         let _entered = span.enter();
-        pool.reading(f)
+        telemetry::with_request_id(request, || pool.reading(f))
     })
     .await
     .map_err(|e| ApiError::Database(format!("blocking task failed: {e}")))?

@@ -11,6 +11,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    api_keys (id) {
+        id -> Text,
+        merchant_id -> Text,
+        key_hash -> Text,
+        mode -> Text,
+        demo -> Bool,
+        prefix -> Text,
+        created_at -> Timestamp,
+        revoked_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
     idempotency_records (id) {
         id -> Text,
         merchant_id -> Text,
@@ -100,7 +113,10 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(api_keys -> merchants (merchant_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
+    api_keys,
     merchants,
     idempotency_records,
     orders,

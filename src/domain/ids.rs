@@ -9,6 +9,8 @@ pub const PAYMENT: &str = "pay_";
 pub const REFUND: &str = "re_";
 /// Merchant ids.
 pub const MERCHANT: &str = "mer_";
+/// API key ids (never the key itself).
+pub const API_KEY: &str = "key_";
 
 /// A new id with `prefix`, sortable by creation time.
 pub fn new_id(prefix: &str) -> String {

@@ -20,7 +20,9 @@ impl ApiError {
     }
 
     /// The RFC 9457 problem document as bytes: `type`, `title`, `status`, `detail`,
-    /// `code`, `retryable`, and `param` for validation errors.
+    /// `code`, `retryable`, `param` for validation errors, and `request_id`: the
+    /// `X-Request-Id` of the request being served (a stored problem keeps its first
+    /// request's id, so its replays stay byte-identical).
     pub fn problem_body(&self) -> Vec<u8> {
         let mut problem = json!({
             "type": format!("https://idempay.dev/problems/{}", self.code()),
@@ -38,6 +40,9 @@ impl ApiError {
         }
         if let Self::Declined { payment_id, .. } = self {
             problem["payment_id"] = json!(payment_id);
+        }
+        if let Some(id) = crate::telemetry::current_request_id() {
+            problem["request_id"] = json!(*id);
         }
         serde_json::to_vec(&problem).expect("a serde_json::Value always serialises")
     }
@@ -63,6 +68,7 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::InvalidIdempotencyKey(_)
+            | Self::DuplicateHeader(_)
             | Self::MissingIdempotencyKey
             | Self::InvalidJson(_)
             | Self::AmbiguousJson(_)
@@ -87,6 +93,7 @@ impl ResponseError for ApiError {
             | Self::LeaseLost => StatusCode::CONFLICT,
             Self::Database(_) | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Http { status, .. } => *status,
         }
     }

@@ -80,6 +80,10 @@ pub enum ApiError {
     KeyReused,
     #[error("a request with this Idempotency-Key is still being processed; retry later")]
     KeyInUse { retry_after_secs: u64 },
+    #[error("too many requests; retry after the Retry-After seconds")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("the `{0}` header must be sent once")]
+    DuplicateHeader(&'static str),
     #[error(
         "this instance is shutting down; retry the same request (another instance will answer)"
     )]
@@ -120,6 +124,8 @@ impl ApiError {
             Self::KeyInUse { .. } | Self::LeaseLost => "idempotency_key_in_use",
             Self::Database(_) => "database_unavailable",
             Self::ShuttingDown => "shutting_down",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::DuplicateHeader(_) => "duplicate_header",
             Self::BodyTimeout(_) => "request_timeout",
             Self::Http { status, .. } => http::http_code(*status),
         }
@@ -144,7 +150,9 @@ impl ApiError {
     /// Whole seconds for `Retry-After`, where the client should come back.
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
-            Self::KeyInUse { retry_after_secs } => Some(*retry_after_secs),
+            Self::KeyInUse { retry_after_secs } | Self::RateLimited { retry_after_secs } => {
+                Some(*retry_after_secs)
+            }
             Self::PaymentInProgress
             | Self::ProcessorUnavailable
             | Self::ProcessorTimeout

@@ -9,6 +9,7 @@ use std::future::Future;
 use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use chrono::TimeDelta;
+use tracing::Instrument;
 
 use super::decide::{decide, Decision};
 use super::finish::{finish, release_lease, release_retryable};
@@ -69,17 +70,25 @@ where
     let (pool, metrics) = (state.pool.clone(), state.metrics.clone());
     let (faults, replays) = (state.config.faults.clone(), state.replays.clone());
     // Detached: a client that hangs up drops this handler, never the execution.
-    let execution = actix_web::rt::spawn(async move {
-        let _guard = guard;
-        faults.pause_at("claimed", lease.attempts).await;
-        let outcome = work(lease.clone()).await;
-        match &outcome {
-            // `work` finished the record with this response: replays may use it.
-            Ok(stored) => replays.put(&request, stored, ttl.to_std().unwrap_or_default()),
-            Err(error) => settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await,
+    let (request_id, span) = (
+        crate::telemetry::current_request_id(),
+        tracing::Span::current(),
+    );
+    let execution = actix_web::rt::spawn(crate::telemetry::scoped(
+        request_id,
+        async move {
+            let _guard = guard;
+            faults.pause_at("claimed", lease.attempts).await;
+            let outcome = work(lease.clone()).await;
+            match &outcome {
+                // `work` finished the record with this response: replays may use it.
+                Ok(stored) => replays.put(&request, stored, ttl.to_std().unwrap_or_default()),
+                Err(error) => settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await,
+            }
+            outcome
         }
-        outcome
-    });
+        .instrument(span),
+    ));
     // The handler answers within the request timeout (below the lease), counted from
     // its start; the execution goes on regardless, and a retry meanwhile gets 409 in
     // use, then the replay.

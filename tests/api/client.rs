@@ -240,7 +240,7 @@ impl Client {
     pub fn create_merchant(&self, name: &str) -> String {
         let target = idempay::db::Target::parse(&self.database_url).expect("test URL parses");
         let mut conn = idempay::db::establish(&target).expect("test database connects");
-        idempay::merchants::create(&mut conn, name)
+        idempay::merchants::create(&mut conn, name, idempay::api_keys::Mode::Live)
             .expect("merchant is created")
             .1
     }

@@ -38,7 +38,7 @@ pub fn spawn_app_on(url: String, configure: impl FnOnce(&mut Config)) -> TestApp
 fn start(db: crate::pg::TestDb, configure: impl FnOnce(&mut Config)) -> TestApp {
     if std::env::var_os("RUST_LOG").is_some() {
         // Server logs, for debugging a test; the writer lives as long as the process.
-        std::mem::forget(idempay::telemetry::init());
+        std::mem::forget(idempay::telemetry::init(Default::default()));
     }
     let mut config = Config::for_database(&db.url);
     config.workers = 1;

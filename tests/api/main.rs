@@ -17,6 +17,7 @@ mod drain;
 mod leases;
 mod metrics;
 mod multi_instance;
+mod observability;
 mod orders;
 mod outage;
 mod payment_failures;

@@ -12,6 +12,8 @@ use crate::helpers::Client;
 pub struct Server {
     child: Child,
     lines: Receiver<String>,
+    /// Where its standard error (the log, at `info`) goes.
+    log: std::path::PathBuf,
     pub client: Client,
 }
 
@@ -39,10 +41,12 @@ pub fn serve(database_url: &str, extra: &[&str]) -> Server {
     args.extend(extra);
     let mut command = Command::new(env!("CARGO_BIN_EXE_idempay"));
     isolate(&mut command);
+    let log = std::env::temp_dir().join(format!("idempay-log-{}", uuid::Uuid::new_v4().simple()));
     let mut child = command
         .args(args)
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "info")
         .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("log file"))
         .spawn()
         .expect("the idempay binary starts");
     let stdout = child.stdout.take().expect("stdout is piped");
@@ -57,6 +61,7 @@ pub fn serve(database_url: &str, extra: &[&str]) -> Server {
     let mut server = Server {
         child,
         lines,
+        log,
         client: Client::new(String::new(), database_url),
     };
     let line = server.wait_for("idempay listening on ");
@@ -87,6 +92,11 @@ impl Server {
                 Err(e) => panic!("no line `{prefix}…` from idempay: {e}"),
             }
         }
+    }
+
+    /// What the process logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// SIGTERM: the process drains, then exits.
@@ -121,6 +131,7 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
     }
 }
 

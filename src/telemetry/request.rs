@@ -1,39 +1,16 @@
-//! Logs and request ids: tracing to standard error, one span per request carrying its
-//! `X-Request-Id` (taken from the client when well-formed, else a new UUID).
+//! The request middleware: the request's id (the client's `X-Request-Id` when
+//! well-formed, else a new UUID), its span, its metrics and its access line.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
+use std::sync::Arc;
+
 use tracing::Instrument;
 
 /// The request-id header, echoed on every response.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// Keeps the log writer's thread running; dropping it flushes what is queued.
-pub struct LogGuard {
-    _writer: Option<tracing_appender::non_blocking::WorkerGuard>,
-}
-
-/// Installs the tracing subscriber; `RUST_LOG` filters (default `info`). Lines go to
-/// standard error through a background thread (`tracing-appender`), so a request never
-/// waits on the write; none is dropped (a full queue makes the logger wait instead).
-/// Keep the returned guard alive until exit.
-pub fn init() -> LogGuard {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .lossy(false)
-        .finish(std::io::stderr());
-    let installed = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(writer)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .try_init();
-    LogGuard {
-        _writer: installed.is_ok().then_some(guard),
-    }
-}
 
 fn request_id(req: &ServiceRequest) -> String {
     req.headers()
@@ -43,6 +20,21 @@ fn request_id(req: &ServiceRequest) -> String {
             !v.is_empty() && v.len() <= 200 && v.bytes().all(|b| (0x21..=0x7e).contains(&b))
         })
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned)
+}
+
+/// The longest client-chosen text a log line carries (a 65 KB path is cut to this).
+const MAX_LOGGED: usize = 200;
+
+/// `text`, cut to [`MAX_LOGGED`] bytes at a character boundary, marked when cut.
+fn bounded(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.len() <= MAX_LOGGED {
+        return text.into();
+    }
+    let mut end = MAX_LOGGED;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len()).into()
 }
 
 /// Middleware: runs the request in a span with its id, logs its outcome, and sets
@@ -56,9 +48,13 @@ pub async fn request_span(
     let metrics = req
         .app_data::<actix_web::web::Data<crate::state::AppState>>()
         .map(|state| state.metrics.clone());
-    let span = tracing::info_span!("request", id = %id, method = %req.method(), path = %req.path());
+    let path = bounded(req.path());
+    let span = tracing::info_span!("request", id = %id, method = %req.method(), path = %path);
     let started = std::time::Instant::now();
-    let mut res = next.call(req).instrument(span.clone()).await?;
+    let scope: Arc<str> = Arc::from(id.as_str());
+    let mut res = super::scoped(Some(scope), next.call(req))
+        .instrument(span.clone())
+        .await?;
     if let Some(metrics) = metrics {
         let route = res.request().match_pattern();
         let route = route.as_deref().unwrap_or("unmatched");
