@@ -17,19 +17,13 @@ pub struct Server {
     pub client: Client,
 }
 
-/// Starts `idempay serve --demo` on `database_url` with a 2 s lease, a 500 ms slow card
-/// and no background reaper unless `extra` sets them, and `extra` arguments; waits until
+/// Starts `idempay serve --demo` on `database_url`, on a free port of 127.0.0.1, with a
+/// 2 s lease, a 500 ms slow card and no background reaper unless `extra` sets them, and `extra` arguments; waits until
 /// it listens. The caller's `IDEMPAY_*` and `DATABASE_URL` variables are not passed on.
 pub fn serve(database_url: &str, extra: &[&str]) -> Server {
-    let mut args: Vec<&str> = vec![
-        "serve",
-        "--demo",
-        "--bind",
-        "127.0.0.1:0",
-        "--database-url",
-        database_url,
-    ];
+    let mut args: Vec<&str> = vec!["serve", "--demo", "--database-url", database_url];
     for (flag, default) in [
+        ("--bind", "127.0.0.1:0"),
         ("--lease-secs", "2"),
         ("--slow-processor-ms", "500"),
         ("--reaper-interval-secs", "0"),
@@ -160,4 +154,21 @@ pub fn reap_once(database_url: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout.lines().last().unwrap_or_default().to_owned()
+}
+
+/// Runs `idempay ARGS…` to completion (the caller's `IDEMPAY_*` variables removed);
+/// returns whether it succeeded and its standard output and error.
+pub fn idempay(args: &[&str]) -> (bool, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_idempay"));
+    isolate(&mut command);
+    let out = command
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("idempay runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
