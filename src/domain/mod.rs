@@ -2,6 +2,7 @@
 
 pub mod fields;
 pub mod ids;
+pub mod literals;
 pub mod money;
 pub mod order;
 pub mod payment;

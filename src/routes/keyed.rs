@@ -21,12 +21,15 @@ pub(super) fn required_key(req: &HttpRequest) -> Result<IdempotencyKey, ApiError
 }
 
 /// The request body as strictly parsed JSON: 415 unless `Content-Type` is
-/// `application/json`; 400 when malformed or ambiguous.
+/// `application/json`; 400 when malformed or ambiguous; 422 for a number literal that is
+/// not exactly an integer (every number in this API is one).
 pub(super) fn json_body(req: &HttpRequest, body: &[u8]) -> Result<Value, ApiError> {
     if !is_json(req) {
         return Err(ApiError::UnsupportedMediaType);
     }
-    parse_strict(body)
+    let value = parse_strict(body)?;
+    crate::domain::literals::require_integer_literals(body)?;
+    Ok(value)
 }
 
 /// The body of an endpoint whose body is optional: an empty body is `{}` (the same

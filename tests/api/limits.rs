@@ -14,7 +14,10 @@ fn a_key_over_its_rate_is_refused_and_nothing_is_stored(backend: Backend) {
         .map(|i| app.post("/orders", Some(&format!("r{i}")), ORDER))
         .collect();
     let refused: Vec<_> = replies.iter().filter(|r| r.status == 429).collect();
-    assert!(!refused.is_empty(), "12 requests at once exceed 2/s with bursts of 4");
+    assert!(
+        !refused.is_empty(),
+        "12 requests at once exceed 2/s with bursts of 4"
+    );
     for reply in &refused {
         assert_eq!(reply.code(), "rate_limited");
         let wait: u64 = reply.header("retry-after").unwrap().parse().unwrap();
@@ -23,7 +26,11 @@ fn a_key_over_its_rate_is_refused_and_nothing_is_stored(backend: Backend) {
     }
     let created = replies.iter().filter(|r| r.status == 201).count();
     assert_eq!(created + refused.len(), 12);
-    assert_eq!(app.record_count(), created as i64, "a refused request stores nothing");
+    assert_eq!(
+        app.record_count(),
+        created as i64,
+        "a refused request stores nothing"
+    );
     assert!(app.metric(r#"idempay_rate_limited_total{reason="api_key"}"#) >= 1);
 }
 
@@ -38,7 +45,11 @@ fn failed_authentication_is_throttled_per_address(backend: Backend) {
     // Refused before the credentials are looked at: a right key learns nothing either.
     assert_eq!(app.get("/orders").code(), "rate_limited");
     assert!(app.metric(r#"idempay_rate_limited_total{reason="failed_auth"}"#) >= 2);
-    assert_eq!(app.request("GET", "/healthz", &[], "").status, 200, "health needs no key");
+    assert_eq!(
+        app.request("GET", "/healthz", &[], "").status,
+        200,
+        "health needs no key"
+    );
 }
 
 fn two_authorization_headers_are_refused(backend: Backend) {
@@ -50,7 +61,11 @@ fn two_authorization_headers_are_refused(backend: Backend) {
              Authorization: {second}\r\n\r\n"
         ));
         assert_eq!(reply.status, 400, "{}", reply.body);
-        assert!(reply.body.contains(r#""code":"duplicate_header""#), "{}", reply.body);
+        assert!(
+            reply.body.contains(r#""code":"duplicate_header""#),
+            "{}",
+            reply.body
+        );
     }
 }
 

@@ -139,7 +139,70 @@ fn ambiguous_and_malformed_json_is_400(backend: Backend) {
     assert_eq!(app.order_count(), 0);
 }
 
+fn amounts_must_be_integer_literals_on_every_endpoint(backend: Backend) {
+    // Found by users: literals a double rounds to an integer were taken as that integer
+    // (an order of 1 for 0.99999999999999999, a refund of 2000 for 1999.9999999999999).
+    let app = spawn_app(backend);
+    let order = app.order(5000);
+    let paid = app.pay("pay", &order, "pm_card_visa");
+    let refunds = format!("/payments/{}/refunds", paid.json()["id"].as_str().unwrap());
+    let inexact = [
+        "0.99999999999999999",
+        "999999999999.99999",
+        "1999.9999999999999",
+        "1.5",
+        "15e-1",
+    ];
+    for literal in inexact {
+        let bodies = [
+            (
+                "/orders",
+                format!(r#"{{"amount":{literal},"currency":"EUR"}}"#),
+            ),
+            (
+                "/payments",
+                format!(
+                    r#"{{"order_id":"{order}","amount":{literal},"payment_method":"pm_card_visa"}}"#
+                ),
+            ),
+            (refunds.as_str(), format!(r#"{{"amount":{literal}}}"#)),
+        ];
+        for (path, body) in bodies {
+            let reply = app.post(path, Some(&format!("bad-{literal}")), &body);
+            assert_eq!(
+                (reply.status, reply.code().as_str()),
+                (422, "validation_failed"),
+                "{path} {literal}"
+            );
+            assert_eq!(reply.json()["param"], "amount", "{path} {literal}");
+        }
+    }
+    assert_eq!(
+        app.record_count(),
+        2,
+        "nothing stored: only the order and its payment"
+    );
+    // Exact integers in any spelling are the same integer (and the same request).
+    let first = app.post(
+        "/orders",
+        Some("spelled"),
+        r#"{"amount":1999,"currency":"EUR"}"#,
+    );
+    for spelling in ["1999.0", "1.999e3", "19990e-1"] {
+        let again = app.post(
+            "/orders",
+            Some("spelled"),
+            &format!(r#"{{"amount":{spelling},"currency":"EUR"}}"#),
+        );
+        assert!(again.replayed(), "{spelling}: {}", again.text());
+        assert_eq!(again.body, first.body);
+    }
+    let refund = app.post(&refunds, Some("r"), r#"{"amount":2.0e3}"#);
+    assert_eq!(refund.json()["amount"], 2000);
+}
+
 crate::on_both_backends!(
+    amounts_must_be_integer_literals_on_every_endpoint,
     order_limits_are_enforced,
     ambiguous_and_malformed_json_is_400
 );
