@@ -81,7 +81,8 @@ impl ResponseError for ApiError {
             Self::OrderNotPayable { .. }
             | Self::PaymentInProgress
             | Self::PaymentNotRefundable { .. }
-            | Self::RefundExceedsPayment { .. } => StatusCode::CONFLICT,
+            | Self::RefundExceedsPayment { .. }
+            | Self::RefundInProgress => StatusCode::CONFLICT,
             Self::ProcessorUnavailable | Self::ProcessorTimeout | Self::StillProcessing => {
                 StatusCode::SERVICE_UNAVAILABLE
             }

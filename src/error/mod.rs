@@ -74,6 +74,8 @@ pub enum ApiError {
     PaymentNotRefundable { status: String },
     #[error("the refund exceeds what is left to refund on this payment ({available} minor units)")]
     RefundExceedsPayment { available: i64 },
+    #[error("the refund fits only if a refund of this payment still in flight fails; retry when it has settled")]
+    RefundInProgress,
     #[error(
         "this Idempotency-Key was already used with a different request (method, path or body)"
     )]
@@ -120,6 +122,7 @@ impl ApiError {
             Self::StillProcessing => "still_processing",
             Self::PaymentNotRefundable { .. } => "payment_not_refundable",
             Self::RefundExceedsPayment { .. } => "refund_exceeds_payment",
+            Self::RefundInProgress => "refund_in_progress",
             Self::KeyReused => "idempotency_key_reused",
             Self::KeyInUse { .. } | Self::LeaseLost => "idempotency_key_in_use",
             Self::Database(_) => "database_unavailable",
@@ -141,7 +144,9 @@ impl ApiError {
             | Self::PaymentMismatch { .. }
             | Self::PaymentNotRefundable { .. }
             | Self::RefundExceedsPayment { .. } => ErrorClass::Permanent,
-            Self::PaymentInProgress | Self::ProcessorUnavailable => ErrorClass::Retryable,
+            Self::PaymentInProgress | Self::RefundInProgress | Self::ProcessorUnavailable => {
+                ErrorClass::Retryable
+            }
             Self::ProcessorTimeout | Self::Database(_) => ErrorClass::Unknown,
             _ => ErrorClass::Rejected,
         }
@@ -154,6 +159,7 @@ impl ApiError {
                 Some(*retry_after_secs)
             }
             Self::PaymentInProgress
+            | Self::RefundInProgress
             | Self::ProcessorUnavailable
             | Self::ProcessorTimeout
             | Self::StillProcessing

@@ -12,7 +12,7 @@ use actix_web::http::StatusCode;
 use chrono::TimeDelta;
 
 use crate::db::orders as order_rows;
-use crate::db::payments as payment_rows;
+use crate::db::payments::{self as payment_rows, PaymentRow};
 use crate::db::refunds::{self as rows, RefundRow};
 use crate::db::{self, DbConnection};
 use crate::domain::ids;
@@ -141,8 +141,8 @@ fn create_refund(
         let amount = new.amount.unwrap_or_else(|| payment.refundable());
         let now = db::now(conn)?;
         if amount <= 0 || !payment_rows::reserve(conn, &payment.id, amount, now)? {
-            let available = payment_rows::find_by_id(conn, &payment.id)?.refundable();
-            return Err(ApiError::RefundExceedsPayment { available });
+            let now_held = payment_rows::find_by_id(conn, &payment.id)?;
+            return Err(no_room(&now_held, new.amount));
         }
         let row = RefundRow {
             id: ids::new_id(ids::REFUND),
@@ -161,6 +161,22 @@ fn create_refund(
         advance(conn, &mut lease, REFUND_CREATED, &row.id)?;
         Ok(lease)
     })
+}
+
+/// Why a refund of `amount` (`None`: all that is left) found no room on `payment`:
+/// permanently (409 `refund_exceeds_payment`, stored) when it would not fit even if
+/// every refund of the payment still in flight failed; otherwise only for now (409
+/// `refund_in_progress`, retryable, not stored), since one of those may yet fail and
+/// give its amount back.
+pub(crate) fn no_room(payment: &PaymentRow, amount: Option<i64>) -> ApiError {
+    let left_if_all_fail = payment.amount - payment.amount_refunded;
+    let fits_then = amount.map_or(left_if_all_fail > 0, |a| a <= left_if_all_fail);
+    match payment.amount_reserved > 0 && fits_then {
+        true => ApiError::RefundInProgress,
+        false => ApiError::RefundExceedsPayment {
+            available: payment.refundable(),
+        },
+    }
 }
 
 /// Phase 3: settle the refund, the reservation, the order and the record together.

@@ -35,9 +35,8 @@ pub(super) fn reopen(
         }
         let now = db::now(conn)?;
         if !payment_rows::reserve(conn, &payment.id, refund.amount, now)? {
-            return Err(ApiError::RefundExceedsPayment {
-                available: payment.refundable(),
-            });
+            let now_held = payment_rows::find_by_id(conn, &payment.id)?;
+            return Err(super::no_room(&now_held, Some(refund.amount)));
         }
         rows::reopen(conn, refund_id, now)?;
         Ok((

@@ -141,7 +141,8 @@ fn flaky_and_lost_refunds_complete_on_retry(backend: Backend) {
     );
     assert_eq!(
         app.post(&path, Some("extra"), r#"{"amount":1}"#).code(),
-        "refund_exceeds_payment"
+        "refund_in_progress",
+        "it fits if the refund in flight fails: not a final no"
     );
     let retry = app.post(&path, Some("lost"), r#"{"amount":600}"#);
     assert_eq!(retry.status, 201, "{}", retry.text());
@@ -223,7 +224,46 @@ fn refund_in_flight_gets_409_in_use(backend: Backend) {
     assert_eq!(app.settled("refund"), 1);
 }
 
+fn a_refund_that_fits_only_if_one_in_flight_fails_is_retryable(backend: Backend) {
+    // Found by users: it was a stored, permanent 409 refund_exceeds_payment, so a
+    // client told "never" could not refund even after the refund in flight failed.
+    let app = spawn_app(backend);
+    let (_, payment) = paid_order(&app, 1000, "pm_card_timeout");
+    let path = format!("/payments/{payment}/refunds");
+    let lost = app.post(&path, Some("a"), r#"{"amount":600}"#);
+    assert_eq!(
+        lost.code(),
+        "processor_timeout",
+        "refund a is in flight, outcome unknown"
+    );
+    let wait = app.post(&path, Some("b"), r#"{"amount":500}"#);
+    assert_eq!(
+        (wait.status, wait.code().as_str()),
+        (409, "refund_in_progress")
+    );
+    assert_eq!(wait.header("retry-after"), Some("1"));
+    assert!(wait.json()["retryable"].as_bool().unwrap());
+    let not_stored = "SELECT COUNT(*) AS n FROM idempotency_records WHERE idempotency_key = 'b' AND status = 'failed_retryable'";
+    assert_eq!(app.count(not_stored), 1, "released for a retry, not stored");
+    let never = app.post(&path, Some("c"), r#"{"amount":1001}"#);
+    assert_eq!(
+        never.code(),
+        "refund_exceeds_payment",
+        "more than the payment: never"
+    );
+    // Refund a settles (it succeeded); now b is too much, for good.
+    assert_eq!(app.post(&path, Some("a"), r#"{"amount":600}"#).status, 201);
+    let refused = app.post(&path, Some("b"), r#"{"amount":500}"#);
+    assert_eq!(refused.code(), "refund_exceeds_payment");
+    assert!(
+        app.post(&path, Some("b"), r#"{"amount":500}"#).replayed(),
+        "stored now"
+    );
+    assert_eq!(app.settled("refund"), 1);
+}
+
 crate::on_both_backends!(
+    a_refund_that_fits_only_if_one_in_flight_fails_is_retryable,
     refund_in_flight_gets_409_in_use,
     partial_then_full_refund,
     refund_errors,
