@@ -136,7 +136,8 @@ schemathesis() { # $1: base URL, $2: backend name, $3: phases, $4: max examples
 run_against() { # $1: backend name, $2: DATABASE_URL
     local name=$1 url=$2 log="$work/$1.log"
     target/debug/idempay serve --demo --bind 127.0.0.1:0 --database-url "$url" \
-        --slow-processor-ms 200 --lease-secs 5 --reaper-interval-secs 1 >"$log" 2>"$work/$name.err" &
+        --slow-processor-ms 200 --lease-secs 5 --reaper-interval-secs 1 \
+        --auth-failures-per-minute 1000000 >"$log" 2>"$work/$name.err" &
     server_pid=$!
     for _ in $(seq 1 100); do grep -q '^idempay listening on ' "$log" && break; sleep 0.1; done
     local base

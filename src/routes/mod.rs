@@ -19,44 +19,55 @@ use actix_web::{web, FromRequest, HttpRequest, ResponseError};
 use crate::error::{ApiError, PROBLEM_JSON};
 use crate::state::AppState;
 
-/// Every route: `(method, path)` as registered, for the spec drift test.
+/// Every route: `(method, path)` as registered, for the spec drift test. Every GET route
+/// answers HEAD too (the same status and headers, no body).
 pub const ROUTES: &[(&str, &str)] = &[
     ("GET", "/healthz"),
+    ("HEAD", "/healthz"),
     ("GET", "/readyz"),
+    ("HEAD", "/readyz"),
     ("GET", "/metrics"),
+    ("HEAD", "/metrics"),
     ("GET", "/openapi.yaml"),
+    ("HEAD", "/openapi.yaml"),
     ("POST", "/orders"),
     ("GET", "/orders"),
+    ("HEAD", "/orders"),
     ("GET", "/orders/{id}"),
+    ("HEAD", "/orders/{id}"),
     ("POST", "/orders/{id}/cancel"),
     ("POST", "/payments"),
     ("GET", "/payments"),
+    ("HEAD", "/payments"),
     ("GET", "/payments/{id}"),
+    ("HEAD", "/payments/{id}"),
     ("POST", "/payments/{id}/refunds"),
     ("GET", "/refunds/{id}"),
+    ("HEAD", "/refunds/{id}"),
 ];
+
+/// A resource whose GET handler answers HEAD as well.
+macro_rules! readable {
+    ($path:expr, $handler:expr) => {
+        web::resource($path)
+            .route(web::get().to($handler))
+            .route(web::head().to($handler))
+    };
+}
 
 /// Registers the routes of [`ROUTES`].
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/healthz").route(web::get().to(health::healthz)))
-        .service(web::resource("/readyz").route(web::get().to(health::readyz)))
-        .service(web::resource("/metrics").route(web::get().to(health::metrics)))
-        .service(web::resource("/openapi.yaml").route(web::get().to(health::openapi)))
-        .service(
-            web::resource("/orders")
-                .route(web::post().to(orders::create))
-                .route(web::get().to(orders::list)),
-        )
-        .service(web::resource("/orders/{id}").route(web::get().to(orders::get)))
+    cfg.service(readable!("/healthz", health::healthz))
+        .service(readable!("/readyz", health::readyz))
+        .service(readable!("/metrics", health::metrics))
+        .service(readable!("/openapi.yaml", health::openapi))
+        .service(readable!("/orders", orders::list).route(web::post().to(orders::create)))
+        .service(readable!("/orders/{id}", orders::get))
         .service(web::resource("/orders/{id}/cancel").route(web::post().to(orders::cancel)))
-        .service(
-            web::resource("/payments")
-                .route(web::post().to(payments::create))
-                .route(web::get().to(payments::list)),
-        )
-        .service(web::resource("/payments/{id}").route(web::get().to(payments::get)))
+        .service(readable!("/payments", payments::list).route(web::post().to(payments::create)))
+        .service(readable!("/payments/{id}", payments::get))
         .service(web::resource("/payments/{id}/refunds").route(web::post().to(payments::refund)))
-        .service(web::resource("/refunds/{id}").route(web::get().to(payments::get_refund)));
+        .service(readable!("/refunds/{id}", payments::get_refund));
 }
 
 /// The response for a path no route matches: 404 problem+json.

@@ -1,12 +1,10 @@
 //! Order handlers: `POST /orders`, `GET /orders/{id}`, `GET /orders`,
 //! `POST /orders/{id}/cancel`. Thin: parse, validate, hand over to the engine.
 
-use std::collections::HashMap;
-
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::keyed::{identity, json_body, optional_json_body, replay_unchanged, required_key};
-use super::page::Page;
+use super::page::{NoQuery, Page, Query};
 use super::{path_id, Body};
 use crate::auth::Merchant;
 use crate::db::{self, orders::OrderRow};
@@ -20,6 +18,7 @@ use crate::state::AppState;
 pub async fn create(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
@@ -52,6 +51,7 @@ pub async fn create(
 pub async fn cancel(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     req: HttpRequest,
     id: web::Path<String>,
     body: Body,
@@ -86,6 +86,7 @@ pub async fn cancel(
 pub async fn get(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = id.into_inner();
@@ -100,7 +101,7 @@ pub async fn get(
 pub async fn list(
     state: web::Data<AppState>,
     merchant: Merchant,
-    query: web::Query<HashMap<String, String>>,
+    query: Query,
 ) -> Result<HttpResponse, ApiError> {
     let page = Page::parse(&query, ids::ORDER, &[])?;
     let (cursor, limit) = (page.starting_after.clone(), page.limit + 1);

@@ -1,12 +1,10 @@
 //! Payment and refund handlers: `POST /payments`, `GET /payments/{id}`,
 //! `GET /payments`, `POST /payments/{id}/refunds`, `GET /refunds/{id}`.
 
-use std::collections::HashMap;
-
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::keyed::{identity, json_body, optional_json_body, replay_unchanged, required_key};
-use super::page::Page;
+use super::page::{NoQuery, Page, Query};
 use super::{path_id, Body};
 use crate::auth::Merchant;
 use crate::db::{self, payments::PaymentRow, DbConnection};
@@ -20,6 +18,7 @@ use crate::{idempotency, payments, refunds};
 pub async fn create(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     req: HttpRequest,
     body: Body,
 ) -> Result<HttpResponse, ApiError> {
@@ -43,6 +42,7 @@ pub async fn create(
 pub async fn refund(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     req: HttpRequest,
     id: web::Path<String>,
     body: Body,
@@ -67,6 +67,7 @@ pub async fn refund(
 pub async fn get(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let row = fetch(
@@ -85,7 +86,7 @@ pub async fn get(
 pub async fn list(
     state: web::Data<AppState>,
     merchant: Merchant,
-    query: web::Query<HashMap<String, String>>,
+    query: Query,
 ) -> Result<HttpResponse, ApiError> {
     let page = Page::parse(&query, ids::PAYMENT, &["order_id"])?;
     let order_id = query.get("order_id").cloned();
@@ -115,6 +116,7 @@ pub async fn list(
 pub async fn get_refund(
     state: web::Data<AppState>,
     merchant: Merchant,
+    _: NoQuery,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let row = fetch(

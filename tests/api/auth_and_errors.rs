@@ -130,7 +130,104 @@ fn optional_bodies_empty_and_empty_object_are_one_request(backend: Backend) {
     assert_eq!(app.post(&path, Some("c"), "{}").body, first.body);
 }
 
+fn one_rule_for_query_parameters_and_head_on_every_get(backend: Backend) {
+    let app = spawn_app(backend);
+    let order = app.order(100);
+    let body = r#"{"amount":5,"currency":"EUR"}"#;
+    // A parameter the route does not define is refused, on a POST as on a GET...
+    for (method, path) in [
+        ("POST", "/orders?force=1".to_owned()),
+        ("POST", format!("/orders/{order}/cancel?x=1")),
+        ("GET", format!("/orders/{order}?expand=payments")),
+        ("GET", "/orders?sort=asc".to_owned()),
+    ] {
+        let headers = [
+            ("Authorization", "Bearer sk_test_demo"),
+            ("Idempotency-Key", "q"),
+            ("Content-Type", "application/json"),
+        ];
+        let reply = app.request(
+            method,
+            &path,
+            &headers,
+            if method == "POST" { body } else { "" },
+        );
+        assert_eq!(
+            (reply.status, reply.code().as_str()),
+            (400, "invalid_query"),
+            "{method} {path}"
+        );
+    }
+    // ...and so is a parameter given twice: neither the first nor the last wins.
+    for path in ["/orders?limit=1&limit=2", "/payments?order_id=a&order_id=b"] {
+        let reply = app.get(path);
+        assert_eq!(
+            (reply.status, reply.code().as_str()),
+            (400, "invalid_query"),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        app.record_count(),
+        1,
+        "nothing stored for the refused POSTs"
+    );
+    // HEAD answers every GET route with its status and headers, and no body.
+    for path in [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.yaml",
+        "/orders",
+        &format!("/orders/{order}"),
+        "/payments",
+    ] {
+        let head = app.request(
+            "HEAD",
+            path,
+            &[("Authorization", "Bearer sk_test_demo")],
+            "",
+        );
+        let get = app.request("GET", path, &[("Authorization", "Bearer sk_test_demo")], "");
+        assert_eq!(head.status, get.status, "{path}");
+        assert_eq!(
+            head.header("content-type"),
+            get.header("content-type"),
+            "{path}"
+        );
+        assert!(head.body.is_empty(), "{path}");
+    }
+    let missing = app.request(
+        "HEAD",
+        "/refunds/re_0000000000000000000000000000beef",
+        &[("Authorization", "Bearer sk_test_demo")],
+        "",
+    );
+    assert_eq!(missing.status, 404);
+}
+
+fn malformed_http_is_refused_before_the_app(backend: Backend) {
+    // actix's parser refuses these before any handler runs: an empty 4xx and the
+    // connection closed (so no problem document, no request id: see the README).
+    let app = spawn_app(backend);
+    for (request, status) in [
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Bad: a\u{1}b\r\n\r\n".to_owned(), 400),
+        ("POST /orders HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".to_owned(), 400),
+        (format!("GET /healthz HTTP/1.1\r\nHost: x\r\n{}\r\n", "X-H: v\r\n".repeat(200)), 431),
+        ("NONSENSE\r\n\r\n".to_owned(), 400),
+    ] {
+        assert_eq!(app.raw_status(&request), status, "{request:.60}");
+    }
+    assert_eq!(
+        app.request("GET", "/healthz", &[], "").status,
+        200,
+        "the server is fine"
+    );
+}
+
 crate::on_both_backends!(
+    one_rule_for_query_parameters_and_head_on_every_get,
+    malformed_http_is_refused_before_the_app,
     malformed_path_ids_never_reach_the_database,
     optional_bodies_empty_and_empty_object_are_one_request,
     api_routes_need_a_valid_key,
