@@ -16,6 +16,7 @@ pub mod idempotency;
 pub mod limits;
 pub mod merchants;
 pub mod metrics;
+pub mod movement;
 pub mod orders;
 pub mod payments;
 pub mod processor;

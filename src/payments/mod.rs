@@ -20,10 +20,11 @@ use crate::domain::payment::{status, NewPayment};
 use crate::error::ApiError;
 use crate::idempotency::engine::problem_response;
 use crate::idempotency::finish::{advance, finish, hold};
-use crate::idempotency::record::STARTED;
 use crate::idempotency::{Lease, StoredResponse};
+use crate::movement::{self, Movement};
 use crate::orders::json_response;
-use crate::processor::{self, Operation, Outcome, PaymentProcessor, ProcessorError};
+use crate::processor::simulator::Simulator;
+use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
 use crate::state::AppState;
 
 /// The recovery point after phase 1.
@@ -43,77 +44,59 @@ pub async fn pay(
     lease: Lease,
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
-    if lease.recovery_point != STARTED {
-        return resume(state, lease, ttl).await;
-    }
-    state
-        .config
-        .faults
-        .pause_at("started", lease.attempts)
-        .await;
-    let lease = db::run(&state.pool, move |conn| {
+    movement::execute::<PaymentRow>(state, lease, ttl, move |conn, lease| {
         create_payment(conn, &merchant_id, &new, lease)
     })
-    .await?;
-    resume(state, lease, ttl).await
+    .await
 }
 
-/// Phases 2 and 3 from the recovery point `payment_created`: re-sends the charge with
-/// the payment's processor key and settles. The client's retry and the reaper both
-/// come here.
-pub async fn resume(
-    state: AppState,
-    lease: Lease,
-    ttl: TimeDelta,
-) -> Result<StoredResponse, ApiError> {
-    state
-        .config
-        .faults
-        .pause_at(PAYMENT_CREATED, lease.attempts)
-        .await;
-    let payment_id = lease
-        .resource_id
-        .clone()
-        .ok_or_else(|| ApiError::Database("payment record has no payment id".into()))?;
-    let (fence, lease_len) = (lease.clone(), state.config.lease());
-    let (payment, deadline) = db::run(&state.pool, move |conn| {
-        reopen(conn, &fence, lease_len, &payment_id)
-    })
-    .await?;
-    state
-        .config
-        .faults
-        .pause_at("before_charge", lease.attempts)
-        .await;
-    let call = state.processor.charge(Operation {
-        processor_key: payment.processor_key.clone(),
-        amount: payment.amount,
-        currency: payment.currency.clone(),
-        payment_method: payment.payment_method.clone(),
-        deadline,
-    });
-    let timeout = state.config.processor_timeout();
-    let outcome = processor::within(timeout, &state.metrics, "charge", call).await;
-    state
-        .config
-        .faults
-        .after_processor_call(lease.attempts)
-        .await?;
-    match outcome {
-        Ok(outcome) => {
-            db::run(&state.pool, move |conn| {
-                settle(conn, payment, outcome, &lease, ttl)
-            })
-            .await
-        }
-        Err(ProcessorError::Unavailable) => {
-            db::run(&state.pool, move |conn| {
-                park(conn, &lease, lease_len, &payment.id)
-            })
-            .await?;
-            Err(ApiError::ProcessorUnavailable)
-        }
-        Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
+/// A payment's charge, driven through phases 2 and 3 by [`movement`].
+impl Movement for PaymentRow {
+    const CREATED: &'static str = PAYMENT_CREATED;
+    const CALL: &'static str = "charge";
+    const BEFORE_CALL: &'static str = "before_charge";
+
+    fn reopen(
+        conn: &mut DbConnection,
+        lease: &Lease,
+        lease_len: TimeDelta,
+        id: &str,
+    ) -> Result<(Self, Operation), ApiError> {
+        let (payment, deadline) = reopen(conn, lease, lease_len, id)?;
+        let operation = Operation {
+            processor_key: payment.processor_key.clone(),
+            amount: payment.amount,
+            currency: payment.currency.clone(),
+            payment_method: payment.payment_method.clone(),
+            deadline,
+        };
+        Ok((payment, operation))
+    }
+
+    fn call(
+        processor: &Simulator,
+        operation: Operation,
+    ) -> impl std::future::Future<Output = Result<Outcome, ProcessorError>> {
+        processor.charge(operation)
+    }
+
+    fn settle(
+        self,
+        conn: &mut DbConnection,
+        outcome: Outcome,
+        lease: &Lease,
+        ttl: TimeDelta,
+    ) -> Result<StoredResponse, ApiError> {
+        settle(conn, self, outcome, lease, ttl)
+    }
+
+    fn park(
+        &self,
+        conn: &mut DbConnection,
+        lease: &Lease,
+        lease_len: TimeDelta,
+    ) -> Result<(), ApiError> {
+        park(conn, lease, lease_len, &self.id)
     }
 }
 

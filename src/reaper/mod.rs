@@ -17,13 +17,16 @@ mod expiry;
 use chrono::TimeDelta;
 
 use crate::db;
+use crate::db::payments::PaymentRow;
+use crate::db::refunds::RefundRow;
 use crate::error::ApiError;
 use crate::idempotency::engine::settle;
 use crate::idempotency::finish::release_retryable;
 use crate::idempotency::record::STARTED;
 use crate::idempotency::recovery::{self, Stuck};
-use crate::payments::{self, PAYMENT_CREATED};
-use crate::refunds::{self, REFUND_CREATED};
+use crate::movement;
+use crate::payments::PAYMENT_CREATED;
+use crate::refunds::REFUND_CREATED;
 use crate::state::AppState;
 
 /// Longest back-off between recoveries of one record.
@@ -101,8 +104,8 @@ pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report)
             }
             return;
         }
-        PAYMENT_CREATED => payments::resume(state.clone(), lease.clone(), ttl).await,
-        REFUND_CREATED => refunds::resume(state.clone(), lease.clone(), ttl).await,
+        PAYMENT_CREATED => movement::resume::<PaymentRow>(state.clone(), lease.clone(), ttl).await,
+        REFUND_CREATED => movement::resume::<RefundRow>(state.clone(), lease.clone(), ttl).await,
         other => Err(ApiError::Database(format!(
             "unknown recovery point `{other}`"
         ))),

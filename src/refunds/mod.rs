@@ -20,10 +20,11 @@ use crate::domain::payment::{status, NewRefund};
 use crate::error::ApiError;
 use crate::idempotency::engine::problem_response;
 use crate::idempotency::finish::{advance, finish, hold};
-use crate::idempotency::record::STARTED;
 use crate::idempotency::{Lease, StoredResponse};
+use crate::movement::{self, Movement};
 use crate::orders::json_response;
-use crate::processor::{self, Operation, Outcome, PaymentProcessor, ProcessorError};
+use crate::processor::simulator::Simulator;
+use crate::processor::{Operation, Outcome, PaymentProcessor, ProcessorError};
 use crate::state::AppState;
 
 /// The recovery point after phase 1.
@@ -42,75 +43,60 @@ pub async fn refund(
     lease: Lease,
     ttl: TimeDelta,
 ) -> Result<StoredResponse, ApiError> {
-    if lease.recovery_point != STARTED {
-        return resume(state, lease, ttl).await;
-    }
-    state
-        .config
-        .faults
-        .pause_at("started", lease.attempts)
-        .await;
-    let lease = db::run(&state.pool, move |conn| {
+    movement::execute::<RefundRow>(state, lease, ttl, move |conn, lease| {
         create_refund(conn, &merchant_id, &payment_id, &new, lease)
     })
-    .await?;
-    resume(state, lease, ttl).await
+    .await
 }
 
-/// Phases 2 and 3 from the recovery point `refund_created`, for a retry or the reaper.
-pub async fn resume(
-    state: AppState,
-    lease: Lease,
-    ttl: TimeDelta,
-) -> Result<StoredResponse, ApiError> {
-    state
-        .config
-        .faults
-        .pause_at(REFUND_CREATED, lease.attempts)
-        .await;
-    let refund_id = lease
-        .resource_id
-        .clone()
-        .ok_or_else(|| ApiError::Database("refund record has no refund id".into()))?;
-    let (fence, lease_len) = (lease.clone(), state.config.lease());
-    let (refund, method, deadline) = db::run(&state.pool, move |conn| {
-        reopen(conn, &fence, lease_len, &refund_id)
-    })
-    .await?;
-    state
-        .config
-        .faults
-        .pause_at("before_refund", lease.attempts)
-        .await;
-    let call = state.processor.refund(Operation {
-        processor_key: refund.processor_key.clone(),
-        amount: refund.amount,
-        currency: refund.currency.clone(),
-        payment_method: method,
-        deadline,
-    });
-    let timeout = state.config.processor_timeout();
-    let outcome = processor::within(timeout, &state.metrics, "refund", call).await;
-    state
-        .config
-        .faults
-        .after_processor_call(lease.attempts)
-        .await?;
-    match outcome {
-        Ok(outcome) => {
-            db::run(&state.pool, move |conn| {
-                settle(conn, refund, outcome, &lease, ttl)
-            })
-            .await
-        }
-        Err(ProcessorError::Unavailable) => {
-            db::run(&state.pool, move |conn| {
-                park(conn, &lease, lease_len, &refund)
-            })
-            .await?;
-            Err(ApiError::ProcessorUnavailable)
-        }
-        Err(ProcessorError::Timeout) => Err(ApiError::ProcessorTimeout),
+/// A refund, driven through phases 2 and 3 by [`movement`]. It is sent with the
+/// payment method of the payment it refunds.
+impl Movement for RefundRow {
+    const CREATED: &'static str = REFUND_CREATED;
+    const CALL: &'static str = "refund";
+    const BEFORE_CALL: &'static str = "before_refund";
+
+    fn reopen(
+        conn: &mut DbConnection,
+        lease: &Lease,
+        lease_len: TimeDelta,
+        id: &str,
+    ) -> Result<(Self, Operation), ApiError> {
+        let (refund, payment_method, deadline) = reopen(conn, lease, lease_len, id)?;
+        let operation = Operation {
+            processor_key: refund.processor_key.clone(),
+            amount: refund.amount,
+            currency: refund.currency.clone(),
+            payment_method,
+            deadline,
+        };
+        Ok((refund, operation))
+    }
+
+    fn call(
+        processor: &Simulator,
+        operation: Operation,
+    ) -> impl std::future::Future<Output = Result<Outcome, ProcessorError>> {
+        processor.refund(operation)
+    }
+
+    fn settle(
+        self,
+        conn: &mut DbConnection,
+        outcome: Outcome,
+        lease: &Lease,
+        ttl: TimeDelta,
+    ) -> Result<StoredResponse, ApiError> {
+        settle(conn, self, outcome, lease, ttl)
+    }
+
+    fn park(
+        &self,
+        conn: &mut DbConnection,
+        lease: &Lease,
+        lease_len: TimeDelta,
+    ) -> Result<(), ApiError> {
+        park(conn, lease, lease_len, self)
     }
 }
 

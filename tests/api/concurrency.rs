@@ -2,7 +2,7 @@
 //! endpoints), C10 for payments, and the invariants that hold without keys (one payment
 //! per order, refunds never exceed the payment).
 
-use crate::helpers::{spawn_app, spawn_app_with, Backend, Reply};
+use crate::helpers::{eventually, spawn_app, spawn_app_with, Backend, Reply};
 use crate::pause::Pause;
 
 fn c06_in_flight_duplicates_with_a_slow_card(backend: Backend) {
@@ -161,10 +161,29 @@ fn twenty_concurrent_refunds_never_exceed_the_payment(backend: Backend) {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let ok = replies.iter().filter(|r| r.status == 201).count();
+    // While others are in flight a refund that does not fit now may fit later: it is
+    // told to retry (refund_in_progress); once all have settled, the answer is final.
     for r in replies.iter().filter(|r| r.status != 201) {
-        assert_eq!(r.code(), "refund_exceeds_payment", "{}", r.text());
+        let code = r.code();
+        assert!(
+            matches!(
+                code.as_str(),
+                "refund_exceeds_payment" | "refund_in_progress"
+            ),
+            "{}",
+            r.text()
+        );
     }
+    let finals: Vec<Reply> = (0..20)
+        .map(|i| {
+            let key = format!("refund-{i}");
+            eventually(std::time::Duration::from_secs(20), || {
+                let reply = app.post(&path, Some(&key), r#"{"amount":150}"#);
+                (reply.status == 201 || reply.code() == "refund_exceeds_payment").then_some(reply)
+            })
+        })
+        .collect();
+    let ok = finals.iter().filter(|r| r.status == 201).count();
     assert_eq!(ok, 6, "6 × 150 ≤ 1000 < 7 × 150");
     let refunded = app.get(&format!("/payments/{payment}")).json()["amount_refunded"]
         .as_i64()
