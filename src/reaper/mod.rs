@@ -131,10 +131,29 @@ pub(crate) async fn recover(state: &AppState, stuck: Stuck, report: &mut Report)
 pub fn spawn(state: AppState, interval: Duration) {
     actix_web::rt::spawn(async move {
         loop {
-            let jitter = uuid::Uuid::new_v4().as_u128() as u64 % 401; // 0..=400 ‰ of a fifth
-            let wait = interval.mul_f64(0.8 + jitter as f64 / 1000.0);
-            tokio::time::sleep(wait).await;
+            let draw = uuid::Uuid::new_v4().as_u128() as u64;
+            tokio::time::sleep(jittered(interval, draw)).await;
             reap_once(&state).await;
         }
     });
+}
+
+/// `interval` ±20 %, picked by the random `draw`: from 0.8 to 1.2 times `interval`.
+fn jittered(interval: Duration, draw: u64) -> Duration {
+    let per_mille = (draw % 401) as f64; // 0..=400
+    interval.mul_f64(0.8 + per_mille / 1000.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_are_spaced_within_20_percent_of_the_interval() {
+        let interval = Duration::from_secs(10);
+        assert_eq!(jittered(interval, 0), Duration::from_secs(8));
+        assert_eq!(jittered(interval, 400), Duration::from_secs(12));
+        assert_eq!(jittered(interval, 401), Duration::from_secs(8));
+        assert_eq!(jittered(interval, 200), Duration::from_secs(10));
+    }
 }

@@ -190,7 +190,38 @@ fn a_pass_works_in_batches(backend: Backend) {
     );
 }
 
+fn a_record_cut_before_phase_1_is_released_for_a_retry(backend: Backend) {
+    let pause = crate::pause::Pause::at("started").first_attempt();
+    let app = spawn_app_with(backend, |c| {
+        c.lease_secs = 2;
+        c.slow_processor_ms = 0;
+        pause.configure(c);
+    });
+    let order = app.order(100);
+    std::thread::scope(|s| {
+        let cut = s.spawn(|| app.pay("cut", &order, "pm_card_visa"));
+        pause.wait_paused(); // its lease will lapse: as if its process had died
+        lapse_leases(&app);
+        let report = app.reap();
+        assert_eq!(
+            (report.released, report.recovered, report.errors),
+            (1, 0, 0)
+        );
+        assert_eq!(app.metric("idempay_reaper_released_total"), 1);
+        assert_eq!(cut.join().unwrap().code(), "still_processing");
+    });
+    assert_eq!(
+        app.records_in("failed_retryable"),
+        1,
+        "nothing happened: retry freely"
+    );
+    let paid = crate::helpers::until_answered(|| app.pay("cut", &order, "pm_card_visa"));
+    assert_eq!(paid.status, 201, "{}", paid.text());
+    assert_eq!(app.settled("charge"), 1);
+}
+
 crate::on_both_backends!(
+    a_record_cut_before_phase_1_is_released_for_a_retry,
     a_recovery_that_keeps_failing_backs_off_and_is_flagged,
     an_expired_parked_payment_that_moved_money_is_completed_and_flagged,
     an_abandoned_parked_refund_gives_its_amount_back,
