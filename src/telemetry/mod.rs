@@ -18,18 +18,25 @@ pub enum LogFormat {
     Json,
 }
 
+/// The log filter when `RUST_LOG` is unset: `info`, without actix-http's per-connection
+/// "stream error: request parse error" lines. Those are logged at ERROR for malformed
+/// requests a client sent (an invalid header, a bad chunk size), which actix already
+/// answers with 400; at ERROR they would page an operator for somebody else's bug.
+/// `RUST_LOG=info` brings them back.
+pub const DEFAULT_FILTER: &str = "info,actix_http::h1::dispatcher=off";
+
 /// Keeps the log writer's thread running; dropping it flushes what is queued.
 pub struct LogGuard {
     _writer: Option<tracing_appender::non_blocking::WorkerGuard>,
 }
 
-/// Installs the tracing subscriber; `RUST_LOG` filters (default `info`). Lines go to
+/// Installs the tracing subscriber; `RUST_LOG` filters (default [`DEFAULT_FILTER`]). Lines go to
 /// standard error through a background thread (`tracing-appender`), so a request never
 /// waits on the write; none is dropped (a full queue makes the logger wait instead).
 /// Keep the returned guard alive until exit.
 pub fn init(format: LogFormat) -> LogGuard {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_FILTER));
     let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
         .lossy(false)
         .finish(std::io::stderr());
