@@ -86,6 +86,7 @@ fn ceiling(url: &str, seconds: u64) {
             path: "/orders".into(),
             fingerprint: "f".repeat(64),
             raw_digest: [0; 32],
+            prefer_wait: None,
         };
         let created =
             pool.with_connection(|conn| idempay::orders::create_fresh(conn, &request, &new, ttl));

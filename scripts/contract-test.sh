@@ -50,6 +50,7 @@ trap cleanup EXIT
 cat >"$work/hooks.py" <<'PY'
 import hashlib
 import json
+import re
 
 import schemathesis
 
@@ -83,12 +84,37 @@ def only_documented_unavailability(ctx, response, case):
     except (ValueError, AttributeError):
         code = None
     allowed = {"processor_unavailable", "processor_timeout", "still_processing"}
-    if case.operation.label not in ("POST /payments", "POST /payments/{id}/refunds") or code not in allowed:
+    processor = ("POST /payments", "POST /payments/{id}/refunds")
+    if code == "test_fault" and case.operation.method.upper() == "POST":
+        return None  # asked for with Idempay-Test-Fault (fail-before, fail-after)
+    if case.operation.label not in processor or code not in allowed:
         raise AssertionError(
             f"503 `{code}` on {case.operation.label}: a healthy server answers 503 only for "
             "a processor outcome of a payment or refund"
         )
     return None
+
+
+def tame_test_fault(case):
+    """Keep `Idempay-Test-Fault` within what an HTTP check can judge: `drop-response`
+    (no answer at all, by design) is removed and a `delay=MS` shortened to 50 ms at most;
+    `fail-before`, `fail-after` and malformed values are sent as generated. The HTTP
+    tests (tests/api/test_faults.rs) cover every fault with a retry."""
+    if not case.headers:
+        return
+    name = next((h for h in case.headers if h.lower() == "idempay-test-fault"), None)
+    value = case.headers.get(name) if name else None
+    if not isinstance(value, str):
+        return
+    positive = case.meta is not None and case.meta.generation.mode.is_positive
+    if value == "drop-response":
+        del case.headers[name]
+    elif positive and not re.fullmatch(r"fail-before|fail-after|drop-response|delay=[0-9]{1,5}", value):
+        # The coverage phase sends values that break the parameter's `pattern` (such as
+        # "0") as positive cases; they are answered 400 invalid_test_fault, as documented.
+        del case.headers[name]
+    elif value.startswith("delay=") and value[6:].isdigit() and int(value[6:]) > 50:
+        case.headers[name] = "delay=50"
 
 
 @schemathesis.hook
@@ -104,6 +130,7 @@ def before_call(ctx, case, kwargs):
     phases send their keys unchanged (edge cases of the key syntax), and so does every
     negative case and a key too long to extend.
     """
+    tame_test_fault(case)
     meta = case.meta
     if meta is None or meta.phase.name not in ("fuzzing", "stateful"):
         return

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use parking_lot::Mutex;
 use sha2::{Digest, Sha256};
 
@@ -144,7 +144,14 @@ impl FromRequest for Merchant {
     type Error = ApiError;
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
+    /// Authenticates once per request: a middleware that needed the merchant first (test
+    /// faults) leaves it in the request's extensions, and no second rate-limit token is
+    /// taken.
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        if let Some(merchant) = req.extensions().get::<Merchant>().cloned() {
+            return Box::pin(async move { Ok(merchant) });
+        }
+        let request = req.clone();
         let state = req.app_data::<web::Data<AppState>>().cloned();
         let token = bearer_token(req);
         // The socket's peer: a forwarded-for header is the client's to forge.
@@ -154,7 +161,9 @@ impl FromRequest for Merchant {
         Box::pin(async move {
             let state =
                 state.ok_or_else(|| ApiError::Database("application state missing".into()))?;
-            authenticate(&state, token?, client).await
+            let merchant = authenticate(&state, token?, client).await?;
+            request.extensions_mut().insert(merchant.clone());
+            Ok(merchant)
         })
     }
 }

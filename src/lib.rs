@@ -26,5 +26,6 @@ mod routes;
 pub mod startup;
 pub mod state;
 pub mod telemetry;
+pub mod test_faults;
 
 pub use routes::ROUTES;

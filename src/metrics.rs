@@ -69,6 +69,8 @@ pub struct Metrics {
     pub pool_checkout_timeouts: IntCounter,
     /// Requests refused with 429, by `reason` (`api_key`, `failed_auth`).
     pub rate_limited: IntCounterVec,
+    /// `idempay_key_waiters`: requests waiting (`Prefer: wait`) for a key in use.
+    pub key_waiters: IntGauge,
     pool_connections: IntGauge,
     pool_idle: IntGauge,
     pool_discarded: IntGauge,
@@ -198,6 +200,11 @@ impl Metrics {
                 "idempay_rate_limited_total",
                 "Requests refused with 429, by reason.",
                 &["reason"],
+            ),
+            key_waiters: gauge(
+                &r,
+                "idempay_key_waiters",
+                "Requests waiting (Prefer: wait) for an idempotency key in use.",
             ),
             pool_connections: gauge(
                 &r,

@@ -30,6 +30,7 @@ pub fn json_response<T: serde::Serialize>(
             .expect("API views serialise: they hold only strings, numbers and maps"),
         content_type: "application/json".to_owned(),
         location,
+        expires_at: None,
     }
 }
 
@@ -49,8 +50,8 @@ pub fn create_fresh(
         let id = ids::new_id(ids::ORDER);
         let now = rows::insert_now(conn, &id, &request.merchant_id, new)?;
         let view = OrderRow::new(id.clone(), &request.merchant_id, new, now).view();
-        let response = json_response(StatusCode::CREATED, &view, Some(format!("/orders/{id}")));
-        match record::insert_finished(conn, request, &response, &id, now, ttl)? {
+        let mut response = json_response(StatusCode::CREATED, &view, Some(format!("/orders/{id}")));
+        match record::insert_finished(conn, request, &mut response, &id, now, ttl)? {
             true => Ok(response),
             false => Err(Fresh::KeyTaken),
         }
@@ -88,12 +89,12 @@ pub fn create(
         let row = OrderRow::new(ids::new_id(ids::ORDER), merchant_id, new, now);
         rows::insert(conn, &row)?;
         let id = row.id.clone();
-        let response = json_response(
+        let mut response = json_response(
             StatusCode::CREATED,
             &row.view(),
             Some(format!("/orders/{id}")),
         );
-        finish(conn, lease, &response, Some(&id), ttl)?;
+        finish(conn, lease, &mut response, Some(&id), ttl)?;
         Ok(response)
     })
 }
@@ -117,9 +118,9 @@ pub fn cancel(
         }
         let now = db::now(conn)?;
         rows::transition(conn, id, status::AWAITING_PAYMENT, status::CANCELLED, now)?;
-        let response = json_response(StatusCode::OK, &find(conn, merchant_id, id)?, None);
+        let mut response = json_response(StatusCode::OK, &find(conn, merchant_id, id)?, None);
         if let Some((lease, ttl)) = keyed {
-            finish(conn, lease, &response, Some(id), ttl)?;
+            finish(conn, lease, &mut response, Some(id), ttl)?;
         }
         Ok(response)
     })

@@ -86,6 +86,7 @@ pub fn build_state(config: Config) -> Result<AppState, String> {
         metrics: Arc::new(metrics),
         replays: Arc::new(replays),
         limits: Arc::new(limits),
+        waiters: Default::default(),
         drain: Default::default(),
     })
 }
@@ -116,6 +117,7 @@ impl Application {
                 .app_data(web::Data::new(state.clone()))
                 .app_data(web::PayloadConfig::new(body_limit))
                 .wrap(ErrorHandlers::new().default_handler(routes::problem_for_framework_errors))
+                .wrap(from_fn(crate::test_faults::inject))
                 .wrap(from_fn(drain::guard_requests))
                 .wrap(from_fn(telemetry::request_span))
                 .configure(routes::configure)
@@ -123,7 +125,10 @@ impl Application {
         });
         // Signals are ours (see `drain_on_signals`); by the time actix stops its workers
         // the drain has already waited for every execution.
-        server = server.disable_signals().shutdown_timeout(1);
+        server = server
+            .on_connect(crate::test_faults::remember_socket)
+            .disable_signals()
+            .shutdown_timeout(1);
         if workers > 0 {
             server = server.workers(workers);
         }

@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::db::DbPool;
 use crate::drain::Drain;
 use crate::idempotency::replay_cache::ReplayCache;
+use crate::idempotency::waiters::Waiters;
 use crate::limits::Limits;
 use crate::metrics::Metrics;
 use crate::processor::simulator::Simulator;
@@ -24,6 +25,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Finished records' responses, for replays without a database round trip.
     pub replays: Arc<ReplayCache>,
+    /// Requests waiting for a key in use (`Prefer: wait`).
+    pub waiters: Arc<Waiters>,
     /// Rate limits per API key and per client address.
     pub limits: Arc<Limits>,
     /// Whether the instance is draining, and what it waits for.

@@ -69,6 +69,8 @@ impl ResponseError for ApiError {
         match self {
             Self::InvalidIdempotencyKey(_)
             | Self::DuplicateHeader(_)
+            | Self::InvalidTestFault(_)
+            | Self::TestFaultNotAllowed
             | Self::MissingIdempotencyKey
             | Self::InvalidJson(_)
             | Self::AmbiguousJson(_)
@@ -92,7 +94,9 @@ impl ResponseError for ApiError {
             | Self::KeyReused
             | Self::KeyInUse { .. }
             | Self::LeaseLost => StatusCode::CONFLICT,
-            Self::Database(_) | Self::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Database(_) | Self::ShuttingDown | Self::TestFault(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::BodyTimeout(_) => StatusCode::REQUEST_TIMEOUT,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Http { status, .. } => *status,

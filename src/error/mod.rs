@@ -90,6 +90,14 @@ pub enum ApiError {
         "this instance is shutting down; retry the same request (another instance will answer)"
     )]
     ShuttingDown,
+    #[error("invalid `Idempay-Test-Fault`: {0}")]
+    InvalidTestFault(String),
+    #[error(
+        "`Idempay-Test-Fault` is accepted with a test API key only (sk_test_…, or the demo key)"
+    )]
+    TestFaultNotAllowed,
+    #[error("{0}")]
+    TestFault(&'static str),
     #[error("the request body did not arrive within {0} ms")]
     BodyTimeout(u64),
     #[error("the database is unavailable: {0}")]
@@ -130,6 +138,9 @@ impl ApiError {
             Self::RateLimited { .. } => "rate_limited",
             Self::DuplicateHeader(_) => "duplicate_header",
             Self::BodyTimeout(_) => "request_timeout",
+            Self::InvalidTestFault(_) => "invalid_test_fault",
+            Self::TestFaultNotAllowed => "test_fault_not_allowed",
+            Self::TestFault(_) => "test_fault",
             Self::Http { status, .. } => http::http_code(*status),
         }
     }
@@ -164,6 +175,7 @@ impl ApiError {
             | Self::ProcessorTimeout
             | Self::StillProcessing
             | Self::ShuttingDown
+            | Self::TestFault(_)
             | Self::LeaseLost => Some(1),
             Self::Database(_) => Some(5),
             _ => None,

@@ -78,6 +78,7 @@ fn stored_response(r: record::Record) -> Result<StoredResponse, ApiError> {
             body,
             content_type,
             location: r.response_location,
+            expires_at: r.expires_at,
         }),
         _ => Err(ApiError::Database(format!(
             "finished record {} has no stored response",

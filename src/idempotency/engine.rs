@@ -6,23 +6,19 @@
 
 use std::future::Future;
 
-use actix_web::http::{header, StatusCode};
 use actix_web::HttpResponse;
 use chrono::TimeDelta;
 use tracing::Instrument;
 
-use super::decide::{decide, Decision};
 use super::finish::{finish, release_lease, release_retryable};
-use super::record::STARTED;
 use super::record::{Lease, RequestIdentity, StoredResponse};
 use super::replay_cache::Cached;
+pub use super::respond::{problem_response, respond, EXPIRES_HEADER, REPLAYED_HEADER};
+use super::waiters::decide_waiting;
 use crate::db::{self, DbConnection, DbPool};
-use crate::error::{ApiError, ErrorClass, PROBLEM_JSON};
+use crate::error::{ApiError, ErrorClass};
 use crate::metrics::{Metrics, Outcome};
 use crate::state::AppState;
-
-/// The response header that marks a replay.
-pub const REPLAYED_HEADER: &str = "Idempotent-Replayed";
 
 /// Runs a keyed request under the protocol. `work` executes with the lease and must
 /// finish the record itself (in the transaction that makes its response true) and
@@ -43,32 +39,16 @@ where
     if let Some(cached) = replay_from_cache(state, &request) {
         return cached;
     }
-    let lease_len = state.config.lease();
     // Held by the detached execution: a drain waits for it. Refused (nothing claimed
     // yet, so nothing to undo) once the drain has started.
     let guard = state.drain.enter().ok_or(ApiError::ShuttingDown)?;
-    let identity = request.clone();
-    let decided = db::run(&state.pool, move |conn| decide(conn, &identity, lease_len)).await;
-    let lease = match decided {
-        Ok(Decision::Replay(stored, remaining)) => {
-            state.metrics.outcome(Outcome::Replayed);
-            state.replays.put(&request, &stored, remaining);
-            return Ok(respond(stored, true));
-        }
-        Ok(Decision::Execute(lease, how)) => {
-            state.metrics.outcome(how);
-            if lease.recovery_point != STARTED {
-                state.metrics.outcome(Outcome::Resumed);
-            }
-            lease
-        }
-        Err(error) => {
-            count_refusal(&state.metrics, &error);
-            return Err(error);
-        }
+    let lease = match decide_waiting(state, &request, started).await? {
+        Ok(lease) => lease,
+        Err(answer) => return Ok(answer),
     };
     let (pool, metrics) = (state.pool.clone(), state.metrics.clone());
     let (faults, replays) = (state.config.faults.clone(), state.replays.clone());
+    let waiters = state.waiters.clone();
     // Detached: a client that hangs up drops this handler, never the execution.
     let (request_id, span) = (
         crate::telemetry::current_request_id(),
@@ -79,12 +59,22 @@ where
         async move {
             let _guard = guard;
             faults.pause_at("claimed", lease.attempts).await;
-            let outcome = work(lease.clone()).await;
-            match &outcome {
-                // `work` finished the record with this response: replays may use it.
-                Ok(stored) => replays.put(&request, stored, ttl.to_std().unwrap_or_default()),
-                Err(error) => settle(&pool, &metrics, lease, error, ttl, TimeDelta::zero()).await,
+            let outcome = match work(lease.clone()).await {
+                Ok(stored) => Ok(stored),
+                // A permanent failure is answered in its stored form, as its replays are.
+                Err(error) => {
+                    let zero = TimeDelta::zero();
+                    match settle(&pool, &metrics, lease, &error, ttl, zero).await {
+                        Some(stored) => Ok(stored),
+                        None => Err(error),
+                    }
+                }
+            };
+            if let Ok(stored) = &outcome {
+                // The record finished with this response: replays may use it.
+                replays.put(&request, stored, ttl.to_std().unwrap_or_default());
             }
+            waiters.finished(&request.merchant_id, &request.key);
             outcome
         }
         .instrument(span),
@@ -156,7 +146,7 @@ pub fn replay_from_cache(
 }
 
 /// Counts a keyed request the engine refused (409 reused or in use).
-fn count_refusal(metrics: &Metrics, error: &ApiError) {
+pub(super) fn count_refusal(metrics: &Metrics, error: &ApiError) {
     match error {
         ApiError::KeyReused => metrics.outcome(Outcome::ReusedConflict),
         ApiError::KeyInUse { .. } => metrics.outcome(Outcome::InUse),
@@ -164,7 +154,8 @@ fn count_refusal(metrics: &Metrics, error: &ApiError) {
     }
 }
 
-/// Records a failed execution's outcome by its class: permanent → stored for replay;
+/// Records a failed execution's outcome by its class (returning the stored response of a
+/// permanent failure, to answer with): permanent → stored for replay;
 /// retryable (or rejected after the claim) → `failed_retryable`; unknown → stays
 /// `processing`, its lease ending `unknown_delay` from now. A failure here (the database
 /// is down) leaves the record `processing` until its lease ends, which is safe. A lost
@@ -176,44 +167,25 @@ pub async fn settle(
     error: &ApiError,
     ttl: TimeDelta,
     unknown_delay: TimeDelta,
-) {
+) -> Option<StoredResponse> {
     if let ApiError::LeaseLost = error {
-        return metrics.leases_lost.inc();
+        metrics.leases_lost.inc();
+        return None;
     }
     let class = error.class();
-    let response = problem_response(error);
+    let mut response = problem_response(error);
     let result = db::run(pool, move |conn| match class {
-        ErrorClass::Permanent => finish(conn, &lease, &response, None, ttl),
-        ErrorClass::Retryable | ErrorClass::Rejected => release_retryable(conn, &lease, ttl),
-        ErrorClass::Unknown => release_lease(conn, &lease, unknown_delay),
+        ErrorClass::Permanent => {
+            finish(conn, &lease, &mut response, None, ttl).map(|()| Some(response))
+        }
+        ErrorClass::Retryable | ErrorClass::Rejected => {
+            release_retryable(conn, &lease, ttl).map(|()| None)
+        }
+        ErrorClass::Unknown => release_lease(conn, &lease, unknown_delay).map(|()| None),
     })
     .await;
-    if let Err(e) = result {
+    result.unwrap_or_else(|e| {
         tracing::warn!(error = %e, "could not settle a failed execution; its lease will lapse");
-    }
-}
-
-/// The stored form of an error response: its status and RFC 9457 problem body.
-pub fn problem_response(error: &ApiError) -> StoredResponse {
-    StoredResponse {
-        status: actix_web::ResponseError::status_code(error).as_u16(),
-        body: error.problem_body(),
-        content_type: PROBLEM_JSON.to_owned(),
-        location: None,
-    }
-}
-
-/// Builds the HTTP response for a stored response; a replay carries
-/// `Idempotent-Replayed: true` and is otherwise byte-identical.
-pub fn respond(stored: StoredResponse, replayed: bool) -> HttpResponse {
-    let status = StatusCode::from_u16(stored.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = HttpResponse::build(status);
-    response.insert_header((header::CONTENT_TYPE, stored.content_type));
-    if let Some(location) = stored.location {
-        response.insert_header((header::LOCATION, location));
-    }
-    if replayed {
-        response.insert_header((REPLAYED_HEADER, "true"));
-    }
-    response.body(stored.body)
+        None
+    })
 }

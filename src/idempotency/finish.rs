@@ -24,12 +24,12 @@ fn fenced(rows: usize) -> Result<(), ApiError> {
 }
 
 /// Finishes the record with a response to replay: `succeeded` for a 2xx, `failed` for a
-/// permanent failure. Expires `ttl` after now. Call it inside the transaction that makes
+/// permanent failure. Expires `ttl` after now (recorded in `response.expires_at`). Call it inside the transaction that makes
 /// the response true, so both commit or neither does.
 pub fn finish(
     conn: &mut DbConnection,
     lease: &Lease,
-    response: &StoredResponse,
+    response: &mut StoredResponse,
     resource_id: Option<&str>,
     ttl: TimeDelta,
 ) -> Result<(), ApiError> {
@@ -54,7 +54,9 @@ pub fn finish(
             records::updated_at.eq(now),
         ))
         .execute(conn)?;
-    fenced(rows)
+    fenced(rows)?;
+    response.expires_at = Some(now + ttl);
+    Ok(())
 }
 
 /// Records progress: the execution reached `recovery_point`, having created

@@ -5,10 +5,13 @@ pub mod decide;
 pub mod engine;
 pub mod fingerprint;
 pub mod finish;
+pub mod inspect;
 pub mod key;
 pub mod record;
 pub mod recovery;
 pub mod replay_cache;
+mod respond;
+pub mod waiters;
 
 pub use engine::{execute, execute_atomic};
 pub use key::IdempotencyKey;

@@ -51,13 +51,15 @@ impl Record {
     }
 }
 
-/// A response kept for replay: status, body bytes, `Content-Type`, `Location`.
+/// A response kept for replay: status, body bytes, `Content-Type`, `Location`, and when
+/// its record stops replaying (UTC, the database's clock; set once the record finished).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredResponse {
     pub status: u16,
     pub body: Vec<u8>,
     pub content_type: String,
     pub location: Option<String>,
+    pub expires_at: Option<NaiveDateTime>,
 }
 
 /// The right to execute a claimed record, held until `lock_token` changes.
@@ -83,6 +85,9 @@ pub struct RequestIdentity {
     /// SHA-256 of the request's exact bytes (method, path, body): lets the replay cache
     /// answer a byte-for-byte retry before its body is parsed.
     pub raw_digest: [u8; 32],
+    /// How long the client would rather wait than get `409 idempotency_key_in_use`
+    /// (`Prefer: wait=N`, RFC 7240). Not part of what identifies the request.
+    pub prefer_wait: Option<std::time::Duration>,
 }
 
 /// Reads the record of `(merchant, key)`: one indexed read.
@@ -191,7 +196,7 @@ fn insert_claim(
 pub fn insert_finished(
     conn: &mut DbConnection,
     request: &RequestIdentity,
-    response: &StoredResponse,
+    response: &mut StoredResponse,
     resource_id: &str,
     now: NaiveDateTime,
     ttl: TimeDelta,
@@ -225,6 +230,7 @@ pub fn insert_finished(
             records::expires_at.eq(now + ttl),
         ),
     );
+    response.expires_at = Some(now + ttl);
     let inserted = crate::per_backend!(conn, |c| diesel::insert_into(records::table)
         .values(row)
         .on_conflict((records::merchant_id, records::idempotency_key))

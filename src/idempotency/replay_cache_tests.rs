@@ -10,6 +10,7 @@ fn request(merchant: &str, key: &str, fingerprint: &str) -> RequestIdentity {
         path: "/orders".into(),
         fingerprint: fingerprint.into(),
         raw_digest: [fingerprint.len() as u8; 32],
+        prefer_wait: None,
     }
 }
 
@@ -19,6 +20,7 @@ fn response(body: &str) -> StoredResponse {
         body: body.as_bytes().to_vec(),
         content_type: "application/json".into(),
         location: Some("/orders/ord_1".into()),
+        expires_at: None,
     }
 }
 

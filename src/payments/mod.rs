@@ -202,7 +202,7 @@ fn settle(
     db::write_transaction(conn, |conn| {
         hold(conn, lease)?;
         let now = db::now(conn)?;
-        let response = match outcome {
+        let mut response = match outcome {
             Outcome::Succeeded => {
                 settled(
                     rows::settle(conn, &payment.id, status::SUCCEEDED, None, now)?,
@@ -236,7 +236,7 @@ fn settle(
                 })
             }
         };
-        finish(conn, lease, &response, Some(&payment.id), ttl)?;
+        finish(conn, lease, &mut response, Some(&payment.id), ttl)?;
         Ok(response)
     })
 }

@@ -194,7 +194,7 @@ fn settle(
             )));
         }
         payment_rows::end_reservation(conn, &refund.payment_id, refund.amount, succeeded, now)?;
-        let response = match outcome {
+        let mut response = match outcome {
             Outcome::Succeeded => {
                 let order_id = payment_rows::find_by_id(conn, &refund.payment_id)?.order_id;
                 order_rows::record_refund(conn, &order_id, refund.amount, now)?;
@@ -211,7 +211,7 @@ fn settle(
                 payment_id: refund.payment_id.clone(),
             }),
         };
-        finish(conn, lease, &response, Some(&refund.id), ttl)?;
+        finish(conn, lease, &mut response, Some(&refund.id), ttl)?;
         Ok(response)
     })
 }

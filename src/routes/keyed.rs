@@ -49,6 +49,18 @@ fn is_json(req: &HttpRequest) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
+/// The `wait=N` preference of the request's `Prefer` headers (RFC 7240 §4.3), if any:
+/// `N` whole seconds (values that are not a number are ignored, as the RFC asks).
+fn prefer_wait(req: &HttpRequest) -> Option<std::time::Duration> {
+    req.headers()
+        .get_all("prefer")
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|preference| preference.trim().strip_prefix("wait="))
+        .find_map(|secs| secs.trim().parse::<u64>().ok())
+        .map(std::time::Duration::from_secs)
+}
+
 /// SHA-256 of the request exactly as sent: method, path and body bytes. One digest means
 /// one fingerprint (the converse does not hold: member order and spelling may differ).
 fn raw_digest(req: &HttpRequest, body: &[u8]) -> [u8; 32] {
@@ -101,5 +113,6 @@ pub(super) fn identity(
         path: req.path().to_owned(),
         fingerprint: fingerprint(method, req.path(), json),
         raw_digest: raw_digest(req, body),
+        prefer_wait: prefer_wait(req),
     }
 }

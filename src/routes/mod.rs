@@ -3,6 +3,7 @@
 
 mod health;
 mod keyed;
+mod keys;
 mod orders;
 mod page;
 mod payments;
@@ -44,6 +45,10 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/payments/{id}/refunds"),
     ("GET", "/refunds/{id}"),
     ("HEAD", "/refunds/{id}"),
+    ("GET", "/idempotency_keys"),
+    ("HEAD", "/idempotency_keys"),
+    ("GET", "/idempotency_keys/{key}"),
+    ("HEAD", "/idempotency_keys/{key}"),
 ];
 
 /// A resource whose GET handler answers HEAD as well.
@@ -67,7 +72,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(readable!("/payments", payments::list).route(web::post().to(payments::create)))
         .service(readable!("/payments/{id}", payments::get))
         .service(web::resource("/payments/{id}/refunds").route(web::post().to(payments::refund)))
-        .service(readable!("/refunds/{id}", payments::get_refund));
+        .service(readable!("/refunds/{id}", payments::get_refund))
+        .service(readable!("/idempotency_keys", keys::list))
+        .service(readable!("/idempotency_keys/{key}", keys::get));
 }
 
 /// The response for a path no route matches: 404 problem+json.

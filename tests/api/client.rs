@@ -185,6 +185,40 @@ impl Client {
         }
     }
 
+    /// A keyed POST as the demo merchant with extra `headers`, giving up after `timeout`:
+    /// `Err` with the transport failure (no answer, connection closed, timed out).
+    pub fn send(
+        &self,
+        path: &str,
+        key: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+        timeout: Duration,
+    ) -> Result<Reply, String> {
+        let agent = ureq::AgentBuilder::new().timeout(timeout).build();
+        let mut request = agent
+            .post(&format!("{}{path}", self.base))
+            .set("Authorization", &format!("Bearer {}", self.api_key))
+            .set("Content-Type", "application/json")
+            .set("Idempotency-Key", key);
+        for (name, value) in headers {
+            request = request.set(name, value);
+        }
+        match request.send_string(body) {
+            Ok(r) => Ok(into_reply(Ok(r))),
+            Err(ureq::Error::Status(c, r)) => Ok(into_reply(Err(ureq::Error::Status(c, r)))),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Runs `sql` (an UPDATE or DELETE) on the server's database; returns the rows changed.
+    pub fn execute_sql(&self, sql: &str) -> usize {
+        use diesel::RunQueryDsl;
+        diesel::sql_query(sql)
+            .execute(&mut self.db())
+            .expect("test SQL runs")
+    }
+
     /// POST a JSON body as the demo merchant, with `key` as Idempotency-Key if given.
     pub fn post(&self, path: &str, key: Option<&str>, body: &str) -> Reply {
         self.post_as(&self.api_key, path, key, body)

@@ -1,0 +1,1 @@
+DROP INDEX idempotency_records_by_merchant;
