@@ -11,7 +11,9 @@
 //! | `drop-response`| executes and commits, closes the connection   | retries, same key: the replay |
 //!
 //! Nothing of the fault is stored: a retry without the header (or with another fault)
-//! is answered from the record the first request left, as any retry is.
+//! is answered from the record the first request left, as any retry is. A request the
+//! API refuses before executing it (a bad key, body or media type, a key in use) gets
+//! its refusal, not the fault.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -26,6 +28,8 @@ use actix_web::ResponseError;
 use crate::api_keys::Mode;
 use crate::auth::Merchant;
 use crate::error::ApiError;
+use crate::idempotency::engine::EXPIRES_HEADER;
+use crate::idempotency::IdempotencyKey;
 
 /// The request header that asks for a fault.
 pub const HEADER: &str = "idempay-test-fault";
@@ -54,9 +58,13 @@ impl TestFault {
                 let ms = other.strip_prefix("delay=").ok_or_else(|| {
                     invalid("expected fail-before, fail-after, drop-response or delay=MS")
                 })?;
+                let digits =
+                    !ms.is_empty() && ms.len() <= 5 && ms.bytes().all(|b| b.is_ascii_digit());
                 match ms.parse::<u64>() {
-                    Ok(ms) if ms <= MAX_DELAY_MS => Ok(Self::Delay(Duration::from_millis(ms))),
-                    _ => Err(invalid("MS must be whole milliseconds, at most 60000")),
+                    Ok(ms) if digits && ms <= MAX_DELAY_MS => {
+                        Ok(Self::Delay(Duration::from_millis(ms)))
+                    }
+                    _ => Err(invalid("MS must be 1 to 5 digits, at most 60000")),
                 }
             }
         }
@@ -80,75 +88,93 @@ pub fn remember_socket(connection: &dyn Any, data: &mut Extensions) {
     }
 }
 
-/// The fault `value` asks for, if the request may have it: 401/429 as authentication
-/// answers, then 400 `invalid_test_fault` for a value that is not a fault, 400
-/// `test_fault_not_allowed` for a live key.
-async fn allowed_fault(
-    req: &ServiceRequest,
-    value: &actix_web::http::header::HeaderValue,
-) -> Result<TestFault, ApiError> {
-    // Authenticated first, as every request is (the handler reuses the result): the
-    // fault needs a test key.
+/// The fault the request asks for, if it may have it, checked in this order: 401/429 as
+/// authentication answers; 400 `test_fault_not_allowed` for a live key (whatever the
+/// value); 400 `invalid_test_fault` for a header sent twice, a value that is not a fault,
+/// or a request without an `Idempotency-Key` (without one a client cannot retry
+/// safely); an invalid key answers as it always does (400 `invalid_idempotency_key`).
+async fn allowed_fault(req: &ServiceRequest) -> Result<TestFault, ApiError> {
     let (http, payload) = (req.request(), &mut actix_web::dev::Payload::None);
     let merchant = <Merchant as actix_web::FromRequest>::from_request(http, payload).await?;
-    let fault = value
-        .to_str()
-        .map_err(|_| ApiError::InvalidTestFault("not visible ASCII".into()))
-        .and_then(TestFault::parse)?;
-    match merchant.mode {
-        Mode::Test => Ok(fault),
-        Mode::Live => Err(ApiError::TestFaultNotAllowed),
+    if merchant.mode != Mode::Test {
+        return Err(ApiError::TestFaultNotAllowed);
     }
+    let mut values = req.headers().get_all(HEADER);
+    let value = values.next().map(|v| v.to_str());
+    if values.next().is_some() {
+        return Err(ApiError::InvalidTestFault(
+            "the header must be sent once".into(),
+        ));
+    }
+    let Some(Ok(value)) = value else {
+        return Err(ApiError::InvalidTestFault("not visible ASCII".into()));
+    };
+    let fault = TestFault::parse(value)?;
+    if IdempotencyKey::from_headers(req.headers())?.is_none() {
+        let why = "a fault needs an Idempotency-Key, to retry with";
+        return Err(ApiError::InvalidTestFault(why.into()));
+    }
+    Ok(fault)
+}
+
+/// Whether a response shows that the request reached execution, so a fault after it
+/// applies: anything but a refusal (a 4xx that stored nothing). A stored failure carries
+/// `Idempotency-Key-Expires`; a refusal (400, 401, 409 in use or reused, 415, 422
+/// validation, 429) does not, and is answered as it is, without the fault.
+fn executed<B>(response: &ServiceResponse<B>) -> bool {
+    let status = response.status();
+    !status.is_client_error() || response.headers().contains_key(EXPIRES_HEADER)
 }
 
 /// Middleware: applies the `Idempay-Test-Fault` of a POST, if any. Requests without the
-/// header pass through untouched (one header lookup).
+/// header pass through untouched (one header lookup); so do other methods.
 pub async fn inject(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let Some(value) = req.headers().get(HEADER) else {
-        return Ok(next.call(req).await?.map_into_boxed_body());
-    };
-    if req.method() != Method::POST {
+    if req.method() != Method::POST || !req.headers().contains_key(HEADER) {
         return Ok(next.call(req).await?.map_into_boxed_body());
     }
-    let fault = match allowed_fault(&req, value).await {
+    let fault = match allowed_fault(&req).await {
         Ok(fault) => fault,
         Err(refusal) => return Ok(req.into_response(refusal.error_response())),
     };
     let socket = req.conn_data::<ConnectionSocket>().cloned();
     tracing::info!(?fault, "test fault requested");
+    if fault == TestFault::FailBefore {
+        let answer = ApiError::TestFault(
+            "test fault fail-before: nothing was executed; retry with the same Idempotency-Key",
+        );
+        return Ok(req.into_response(answer.error_response()));
+    }
+    if fault == TestFault::DropResponse && socket.is_none() {
+        let answer = ApiError::TestFault(
+            "test fault drop-response needs a TCP connection; nothing was executed",
+        );
+        return Ok(req.into_response(answer.error_response()));
+    }
+    let response = next.call(req).await?;
+    if !executed(&response) {
+        return Ok(response.map_into_boxed_body());
+    }
     match fault {
-        TestFault::FailBefore => {
-            let answer = ApiError::TestFault(
-                "test fault fail-before: nothing was executed; retry with the same Idempotency-Key",
-            );
-            Ok(req.into_response(answer.error_response()))
-        }
         TestFault::FailAfter => {
-            let executed = next.call(req).await?;
             let answer = ApiError::TestFault(
                 "test fault fail-after: the request was executed but its answer replaced; retry with the same Idempotency-Key",
             );
-            Ok(executed.into_response(answer.error_response()))
+            Ok(response.into_response(answer.error_response()))
         }
         TestFault::Delay(delay) => {
-            let executed = next.call(req).await?;
             actix_web::rt::time::sleep(delay).await;
-            Ok(executed.map_into_boxed_body())
+            Ok(response.map_into_boxed_body())
         }
-        TestFault::DropResponse => {
-            let Some(socket) = socket else {
-                let answer = ApiError::TestFault(
-                    "test fault drop-response needs a TCP connection; nothing was executed",
-                );
-                return Ok(req.into_response(answer.error_response()));
-            };
-            let executed = next.call(req).await?;
+        // (fail-before was answered above, before execution)
+        TestFault::DropResponse | TestFault::FailBefore => {
             // Both directions: the client reads end of stream, no byte of an answer.
-            let _ = socket.0.shutdown(std::net::Shutdown::Both);
-            Ok(executed.map_into_boxed_body())
+            if let Some(socket) = socket {
+                let _ = socket.0.shutdown(std::net::Shutdown::Both);
+            }
+            Ok(response.map_into_boxed_body())
         }
     }
 }

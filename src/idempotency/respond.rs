@@ -37,7 +37,11 @@ pub fn respond(stored: StoredResponse, replayed: bool) -> HttpResponse {
         response.insert_header((header::LOCATION, location));
     }
     if let Some(expires) = stored.expires_at {
-        let date = expires.and_utc().format("%a, %d %b %Y %H:%M:%S GMT");
+        // Rounded up to the whole second: the key must not still replay after the date.
+        let whole = expires.and_utc().timestamp()
+            + i64::from(expires.and_utc().timestamp_subsec_nanos() > 0);
+        let at = chrono::DateTime::from_timestamp(whole, 0).unwrap_or(expires.and_utc());
+        let date = at.format("%a, %d %b %Y %H:%M:%S GMT");
         response.insert_header((EXPIRES_HEADER, date.to_string()));
     }
     if replayed {

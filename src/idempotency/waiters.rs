@@ -89,6 +89,32 @@ pub(super) async fn decide_waiting(
     }
 }
 
+/// The `wait` preference among `Prefer` header values (RFC 7240 §2, §4.3): the first
+/// preference named `wait` (any case) whose value is a whole number of seconds, written
+/// bare or quoted, with optional spaces around `=` and parameters after `;`. A number
+/// too large for the clock means "as long as you allow" (the request timeout caps it).
+/// A `wait` whose value is not a whole number is ignored, as the RFC asks.
+pub fn preferred_wait<'a>(values: impl Iterator<Item = &'a str>) -> Option<Duration> {
+    values
+        .flat_map(|value| value.split(','))
+        .filter_map(|preference| {
+            let head = preference.split(';').next()?;
+            let (name, value) = head.split_once('=')?;
+            name.trim().eq_ignore_ascii_case("wait").then_some(value)
+        })
+        .find_map(|value| {
+            let value = value.trim();
+            let value = value
+                .strip_prefix('"')
+                .and_then(|v| v.strip_suffix('"'))
+                .unwrap_or(value);
+            if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)))
+        })
+}
+
 /// The keys being waited for in this instance, by merchant and key.
 #[derive(Debug, Default)]
 pub struct Waiters(Mutex<HashMap<String, Weak<Notify>>>);
@@ -153,5 +179,47 @@ impl Waiting {
 impl Drop for Waiting {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait(values: &[&str]) -> Option<u64> {
+        preferred_wait(values.iter().copied()).map(|d| d.as_secs())
+    }
+
+    #[test]
+    fn reads_every_form_rfc_7240_allows() {
+        for (values, expected) in [
+            (&["wait=5"][..], Some(5)),
+            (&["Wait=5"], Some(5)),
+            (&["WAIT = 5"], Some(5)),
+            (&["wait=\"5\""], Some(5)),
+            (&["wait=5;foo=bar"], Some(5)),
+            (&["respond-async, wait=7"], Some(7)),
+            (&["handling=lenient", "wait=3"], Some(3)),
+            (&["wait=soon, wait=2"], Some(2)),
+            (&["wait=99999999999999999999999"], Some(u64::MAX)),
+            (&["wait=18446744073709551616"], Some(u64::MAX)),
+        ] {
+            assert_eq!(wait(values), expected, "{values:?}");
+        }
+    }
+
+    #[test]
+    fn ignores_what_is_not_a_whole_number_of_seconds() {
+        for value in [
+            "wait=+5",
+            "wait=-1",
+            "wait=1.5",
+            "wait=",
+            "wait",
+            "waiting=5",
+            "wait=\"\"",
+        ] {
+            assert_eq!(wait(&[value]), None, "{value}");
+        }
     }
 }

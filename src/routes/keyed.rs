@@ -49,16 +49,14 @@ fn is_json(req: &HttpRequest) -> bool {
         .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
 }
 
-/// The `wait=N` preference of the request's `Prefer` headers (RFC 7240 §4.3), if any:
-/// `N` whole seconds (values that are not a number are ignored, as the RFC asks).
+/// The `wait=N` preference of the request's `Prefer` headers (see
+/// [`crate::idempotency::waiters::preferred_wait`]).
 fn prefer_wait(req: &HttpRequest) -> Option<std::time::Duration> {
-    req.headers()
+    let values = req
+        .headers()
         .get_all("prefer")
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .filter_map(|preference| preference.trim().strip_prefix("wait="))
-        .find_map(|secs| secs.trim().parse::<u64>().ok())
-        .map(std::time::Duration::from_secs)
+        .filter_map(|v| v.to_str().ok());
+    crate::idempotency::waiters::preferred_wait(values)
 }
 
 /// SHA-256 of the request exactly as sent: method, path and body bytes. One digest means

@@ -146,7 +146,14 @@ fn faults_are_refused_for_live_keys_and_malformed_values(backend: Backend) {
     let live = app.create_merchant("Live shop");
     let orders = |c: &Client| c.count("SELECT COUNT(*) AS n FROM orders");
     let before = orders(&app);
-    for fault in ["fail-before", "fail-after", "drop-response", "delay=10"] {
+    for fault in [
+        "fail-before",
+        "fail-after",
+        "drop-response",
+        "delay=10",
+        "bogus",
+        "",
+    ] {
         let auth = format!("Bearer {live}");
         let headers = [
             ("Authorization", auth.as_str()),
@@ -168,6 +175,9 @@ fn faults_are_refused_for_live_keys_and_malformed_values(backend: Backend) {
         "delay=abc",
         "delay=60001",
         "delay=-1",
+        "delay=+10",
+        "delay=000000000010",
+        "delay=",
         "DROP-RESPONSE",
         "",
         "fail-before,fail-after",
@@ -195,7 +205,93 @@ fn faults_are_refused_for_live_keys_and_malformed_values(backend: Backend) {
     assert_eq!(anonymous.status, 401);
 }
 
+/// A request the API refuses before executing it gets its refusal, whatever fault it
+/// asked for: the fault never turns a 4xx into "executed".
+fn refusals_are_answered_without_the_fault(backend: Backend) {
+    let app = spawn_app(backend);
+    let orders = |c: &Client| c.count("SELECT COUNT(*) AS n FROM orders");
+    let auth = format!("Bearer {}", app.api_key);
+    for fault in ["fail-after", "drop-response", "delay=3000"] {
+        let header = [("Idempay-Test-Fault", fault)];
+        let invalid = app.send(
+            "/orders",
+            "v-1",
+            r#"{"amount":-1,"currency":"EUR"}"#,
+            &header,
+            PATIENT,
+        );
+        let invalid = invalid.unwrap_or_else(|e| panic!("{fault}: {e}"));
+        assert_eq!(
+            (invalid.status, invalid.code()),
+            (422, "validation_failed".into()),
+            "{fault}"
+        );
+        let bad_key = app.send(
+            "/orders",
+            "a b",
+            r#"{"amount":1,"currency":"EUR"}"#,
+            &header,
+            PATIENT,
+        );
+        assert_eq!(
+            bad_key.unwrap().code(),
+            "invalid_idempotency_key",
+            "{fault}"
+        );
+        let json = ("Content-Type", "application/json");
+        let no_key = app.request(
+            "POST",
+            "/orders",
+            &[("Authorization", auth.as_str()), json, header[0]],
+            r#"{"amount":1,"currency":"EUR"}"#,
+        );
+        assert_eq!(
+            no_key.code(),
+            "invalid_test_fault",
+            "{fault}: a fault needs a key"
+        );
+        let text = ("Content-Type", "text/plain");
+        let text = app.request(
+            "POST",
+            "/orders",
+            &[
+                ("Authorization", auth.as_str()),
+                text,
+                ("Idempotency-Key", "t-1"),
+                header[0],
+            ],
+            "x",
+        );
+        assert_eq!(text.status, 415, "{fault}");
+    }
+    // A cancel (whose key is optional) with a fault and no key is refused, not executed.
+    let order = app.order(5);
+    let cancel = app.request(
+        "POST",
+        &format!("/orders/{order}/cancel"),
+        &[
+            ("Authorization", auth.as_str()),
+            ("Idempay-Test-Fault", "drop-response"),
+        ],
+        "",
+    );
+    assert_eq!(cancel.code(), "invalid_test_fault");
+    assert_eq!(
+        app.get(&format!("/orders/{order}")).json()["status"],
+        "awaiting_payment"
+    );
+    // Sent twice, even with one valid value: refused.
+    let body = r#"{"amount":1,"currency":"EUR"}"#;
+    let twice = format!(
+        "POST /orders HTTP/1.1\r\nHost: x\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nIdempotency-Key: tw-1\r\nIdempay-Test-Fault: fail-before\r\nIdempay-Test-Fault: drop-response\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    assert_eq!(app.raw_status(&twice), 400);
+    assert_eq!(orders(&app), 1, "only the order made to cancel");
+}
+
 crate::on_both_backends!(
+    refusals_are_answered_without_the_fault,
     fail_before_executes_nothing,
     fail_after_executes_and_hides_the_answer,
     drop_response_executes_and_closes_the_connection,

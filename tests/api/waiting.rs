@@ -65,6 +65,18 @@ fn a_wait_that_runs_out_is_answered_409(backend: Backend) {
         assert_eq!(reply.code(), "idempotency_key_in_use");
         assert!(reply.header("retry-after").is_some());
     }
+    // Every spelling RFC 7240 allows is honoured.
+    for prefer in ["WAIT = \"1\"; x=y", "Wait=1"] {
+        let reply = app
+            .send("/payments", "w2", &body, &[("Prefer", prefer)], WAIT)
+            .unwrap();
+        assert_eq!(reply.status, 409, "{prefer}");
+        assert_eq!(
+            reply.header("preference-applied"),
+            Some("wait=1"),
+            "{prefer}"
+        );
+    }
     // A preference the server does not understand is ignored (RFC 7240 §2).
     for prefer in ["wait=soon", "handling=lenient"] {
         let reply = app
