@@ -90,10 +90,10 @@ pub fn remember_socket(connection: &dyn Any, data: &mut Extensions) {
 
 /// The fault the request asks for, if it may have it, checked in this order: 401/429 as
 /// authentication answers; 400 `test_fault_not_allowed` for a live key (whatever the
-/// value); 400 `invalid_test_fault` for a header sent twice, a value that is not a fault,
-/// or a request without an `Idempotency-Key` (without one a client cannot retry
-/// safely); an invalid key answers as it always does (400 `invalid_idempotency_key`).
-async fn allowed_fault(req: &ServiceRequest) -> Result<TestFault, ApiError> {
+/// value); 400 `invalid_test_fault` for a header sent twice or a value that is not a
+/// fault; an invalid key answers as it always does (400 `invalid_idempotency_key`).
+/// `None` for a request without an `Idempotency-Key`: it is served without the fault.
+async fn allowed_fault(req: &ServiceRequest) -> Result<Option<TestFault>, ApiError> {
     let (http, payload) = (req.request(), &mut actix_web::dev::Payload::None);
     let merchant = <Merchant as actix_web::FromRequest>::from_request(http, payload).await?;
     if merchant.mode != Mode::Test {
@@ -110,11 +110,8 @@ async fn allowed_fault(req: &ServiceRequest) -> Result<TestFault, ApiError> {
         return Err(ApiError::InvalidTestFault("not visible ASCII".into()));
     };
     let fault = TestFault::parse(value)?;
-    if IdempotencyKey::from_headers(req.headers())?.is_none() {
-        let why = "a fault needs an Idempotency-Key, to retry with";
-        return Err(ApiError::InvalidTestFault(why.into()));
-    }
-    Ok(fault)
+    // Without a key there is no safe retry to prove: the fault is not applied.
+    Ok(IdempotencyKey::from_headers(req.headers())?.and(Some(fault)))
 }
 
 /// Whether a response shows that the request reached execution, so a fault after it
@@ -136,7 +133,8 @@ pub async fn inject(
         return Ok(next.call(req).await?.map_into_boxed_body());
     }
     let fault = match allowed_fault(&req).await {
-        Ok(fault) => fault,
+        Ok(Some(fault)) => fault,
+        Ok(None) => return Ok(next.call(req).await?.map_into_boxed_body()),
         Err(refusal) => return Ok(req.into_response(refusal.error_response())),
     };
     let socket = req.conn_data::<ConnectionSocket>().cloned();

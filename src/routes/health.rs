@@ -30,6 +30,18 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
     Ok(HttpResponse::Ok().json(json!({"status": "ready"})))
 }
 
+/// The same spec in OpenAPI 3.0, derived from `openapi.yaml` by
+/// `scripts/clients/openapi-3.0.sh` (CI checks that it is current), for generators that
+/// read only 3.0.
+pub const OPENAPI_3_0_YAML: &str = include_str!("../../spec/openapi-3.0.yaml");
+
+/// `GET /openapi-3.0.yaml`: the OpenAPI 3.0 rendition of [`OPENAPI_YAML`].
+pub async fn openapi_3_0() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/yaml")
+        .body(OPENAPI_3_0_YAML)
+}
+
 /// `GET /openapi.yaml`: the OpenAPI 3.1 description of this API.
 pub async fn openapi() -> HttpResponse {
     HttpResponse::Ok()

@@ -31,6 +31,8 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("HEAD", "/metrics"),
     ("GET", "/openapi.yaml"),
     ("HEAD", "/openapi.yaml"),
+    ("GET", "/openapi-3.0.yaml"),
+    ("HEAD", "/openapi-3.0.yaml"),
     ("POST", "/orders"),
     ("GET", "/orders"),
     ("HEAD", "/orders"),
@@ -66,6 +68,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(readable!("/readyz", health::readyz))
         .service(readable!("/metrics", health::metrics))
         .service(readable!("/openapi.yaml", health::openapi))
+        .service(readable!("/openapi-3.0.yaml", health::openapi_3_0))
         .service(readable!("/orders", orders::list).route(web::post().to(orders::create)))
         .service(readable!("/orders/{id}", orders::get))
         .service(web::resource("/orders/{id}/cancel").route(web::post().to(orders::cancel)))
