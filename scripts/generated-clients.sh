@@ -4,9 +4,10 @@
 # 2. openapi-python-client (pinned, in the contract-test venv) generates a client from
 #    openapi.yaml; against a live demo server a 201, its replay, a 409 and a 402 must
 #    parse into their typed models (scripts/clients/python_smoke.py);
-# 3. progenitor (cargo-progenitor, pinned, under target/tools) generates a Rust client
+# 3. progenitor (cargo-progenitor, pinned, cached) generates a Rust client
 #    from the 3.0 rendition, which must compile.
-# Everything it installs or builds stays under target/, so a second run is quick.
+# What it installs or builds stays under target/, or in $IDEMPAY_CI_CACHE (default
+# ~/.cache/idempay-ci) for the Rust generator, so a second run is quick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,12 +41,15 @@ base=$(sed -n 's/^idempay listening on //p' "$work/out" | head -n1)
 echo "== the generated Python client against $base"
 PYTHONPATH="$out/python" "$venv/bin/python" scripts/clients/python_smoke.py "$base"
 
-tools=target/tools
+# cargo-progenitor takes about 10 minutes to build on 2 cores: it and the generated
+# crate's build are cached outside the clone (CI starts from a clean clone each time).
+cache="${IDEMPAY_CI_CACHE:-$HOME/.cache/idempay-ci}"
+tools="$cache/tools"
 [ -x "$tools/bin/cargo-progenitor" ] ||
     cargo install --locked --quiet --root "$tools" cargo-progenitor@0.15.1
 rm -rf "$out/rust"
 "$tools/bin/cargo-progenitor" progenitor -i spec/openapi-3.0.yaml -o "$out/rust" \
     -n idempay-client -v 0.1.0 >"$out/rust.log" 2>&1 || { cat "$out/rust.log"; exit 1; }
 echo "== the progenitor client compiles"
-CARGO_TARGET_DIR=target/generated-rust-target cargo build --quiet --manifest-path "$out/rust/Cargo.toml"
+CARGO_TARGET_DIR="$cache/generated-rust-target" cargo build --quiet --manifest-path "$out/rust/Cargo.toml"
 echo "generated clients: Python (openapi-python-client 0.29.1) and Rust (progenitor) work"
