@@ -12,8 +12,8 @@
 //!
 //! ```sh
 //! cargo run --release -- serve --demo &          # the server, on 127.0.0.1:8080
-//! cargo run --example retrying_client -- --fault drop-response
-//! cargo run --example retrying_client -- --card pm_card_flaky
+//! cargo run --release --example retrying_client -- --fault drop-response
+//! cargo run --release --example retrying_client -- --card pm_card_flaky
 //! ```
 //! Options: `--base URL` (default `http://127.0.0.1:8080`), `--api-key KEY` (default
 //! the demo key), `--card PM` (default `pm_card_visa`), `--fault F` (an

@@ -5,15 +5,17 @@
 //!
 //! | value          | what the server does                          | a correct client  |
 //! |----------------|-----------------------------------------------|-------------------|
-//! | `fail-before`  | 503 `test_fault`; nothing is executed         | retries, same key |
+//! | `fail-before`  | 503 `test_fault` unread; nothing is executed  | retries, same key |
 //! | `fail-after`   | executes and commits, then answers 503        | retries, same key: the replay |
 //! | `delay=MS`     | executes and commits, answers MS ms late      | times out, retries, same key |
 //! | `drop-response`| executes and commits, closes the connection   | retries, same key: the replay |
 //!
 //! Nothing of the fault is stored: a retry without the header (or with another fault)
-//! is answered from the record the first request left, as any retry is. A request the
-//! API refuses before executing it (a bad key, body or media type, a key in use) gets
-//! its refusal, not the fault.
+//! is answered from the record the first request left, as any retry is. With
+//! `fail-after`, `delay` and `drop-response`, a request the API refuses before executing
+//! it (a bad body or media type, a key in use or reused) gets its refusal, not the fault;
+//! `fail-before` answers before the request is read, as a proxy that cannot reach the
+//! server does (only authentication and the key's syntax come first).
 
 use std::any::Any;
 use std::sync::Arc;
