@@ -8,17 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cargo build --quiet --bin idempay --example retrying_client
-work=$(mktemp -d)
-server_pid=""
-cleanup() { [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-target/debug/idempay serve --demo --bind 127.0.0.1:0 --database-url "sqlite://$work/demo.db" \
-    >"$work/out" 2>"$work/err" &
-server_pid=$!
-for _ in $(seq 1 100); do grep -q '^idempay listening on ' "$work/out" && break; sleep 0.1; done
-base=$(sed -n 's/^idempay listening on //p' "$work/out" | head -n1)
-[ -n "$base" ] || { cat "$work/err"; echo "server did not start" >&2; exit 1; }
+# shellcheck source=scripts/lib/demo-server.sh
+. scripts/lib/demo-server.sh
+start_demo_server
+work=$demo_work
 
 client() { target/debug/examples/retrying_client --base "$base" "$@"; }
 for run in "--fault drop-response" "--fault fail-after" "--fault fail-before" \
